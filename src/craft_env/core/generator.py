@@ -1,0 +1,127 @@
+"""Seeded target generator (SPEC section 3), identical on every platform.
+
+Randomness comes from our own SplitMix64 stream inside the kernel, not from
+numpy's global state, so a seed means the same structure in every process,
+on every machine, forever.
+
+Paper distribution (``n = 3``, ``height = 3``): the seven cells on some
+director's wall have height exactly 3; ``(1,1)`` and ``(2,1)``, which no
+director sees, get height 0..2 uniformly. Each layer is tiled by visiting
+cells in a random order: an unfilled cell becomes, with probability 1/2, a
+large block with a uniformly chosen unfilled neighbour that needs a block on
+that layer (a small block if there is none), else a small block; colours are
+uniform.
+
+Generalisation to other sizes: "on a wall" means on a default seat's wall
+(column 0, row 0 or column ``n-1``); wall cells have height ``height``, the
+other cells ``0 .. height-1`` uniformly; tiling is the same.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+
+
+@njit(cache=True, inline="always")
+def _next(state):
+    """Advance the SplitMix64 state array (length 1) and return 53 random bits as int64."""
+    state[0] += _GOLDEN
+    z = state[0]
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    z = z ^ (z >> _S31)
+    return np.int64(z >> _S11)
+
+
+@njit(cache=True, inline="always")
+def _below(state, bound):
+    """A uniform int in ``0 .. bound-1`` (bias below 2**-40 for our bounds)."""
+    return _next(state) % bound
+
+
+@njit(cache=True)
+def generate_into(seed, n, board):
+    """Fill the zeroed ``board`` (n*n, h) with the structure for ``seed``."""
+    h = board.shape[1]
+    cells = n * n
+    state = np.empty(1, np.uint64)
+    state[0] = np.uint64(seed)
+    _next(state)
+    heights = np.empty(cells, np.int64)
+    for c in range(cells):
+        i = c // n
+        j = c % n
+        if i == 0 or j == 0 or j == n - 1:
+            heights[c] = h
+        else:
+            heights[c] = _below(state, h)
+    order = np.empty(cells, np.int64)
+    neighbours = np.empty(4, np.int64)
+    directions = np.empty(4, np.int64)
+    for level in range(h):
+        for c in range(cells):
+            order[c] = c
+        for c in range(cells - 1, 0, -1):
+            r = _below(state, c + 1)
+            tmp = order[c]
+            order[c] = order[r]
+            order[r] = tmp
+        for idx in range(cells):
+            c = order[idx]
+            if heights[c] <= level or board[c, level] != 0:
+                continue
+            large = _below(state, 2) == 0
+            count = 0
+            if large:
+                i = c // n
+                j = c % n
+                for d in range(4):
+                    ni = i - 1 if d == 0 else (i + 1 if d == 1 else i)
+                    nj = j - 1 if d == 2 else (j + 1 if d == 3 else j)
+                    if 0 <= ni < n and 0 <= nj < n:
+                        p = ni * n + nj
+                        if heights[p] > level and board[p, level] == 0:
+                            neighbours[count] = p
+                            directions[count] = d
+                            count += 1
+            colour = _below(state, 5)
+            if count == 0:
+                board[c, level] = 1 + colour
+            else:
+                pick = _below(state, count)
+                d = directions[pick]
+                back = d ^ 1
+                board[c, level] = 6 + 4 * colour + d
+                board[neighbours[pick], level] = 6 + 4 * colour + back
+
+
+def generate_array(seed: int, n: int, height: int) -> np.ndarray:
+    board = np.zeros((n * n, height), np.int8)
+    generate_into(np.uint64(seed % (1 << 64)), n, board)
+    return board
+
+
+def generate_structure(seed: int, n: int = 3, height: int = 3, id: str | None = None):
+    """The structure for ``seed`` from the paper distribution (generalised for other sizes).
+
+    Deterministic across processes and platforms; ``complexity`` is the tier.
+    """
+    from craft_env.core.board import Structure, complexity_tier
+    from craft_env.core.encoding import check_size
+
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed: must be a non-negative int, got {seed!r}")
+    check_size(n, height)
+    board = generate_array(int(seed), n, height)
+    board.flags.writeable = False
+    entries = int(np.count_nonzero(board))
+    return Structure(board, n, id=id, complexity=complexity_tier(entries, n, height), _trusted=True)

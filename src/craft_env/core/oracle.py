@@ -1,0 +1,161 @@
+"""The exact oracle of SPEC section 6 as numba kernels.
+
+Keep levels
+    For each cell, the longest bottom prefix of the current stack equal to
+    the target's (cell values carry the partner direction, so equality means
+    same code and same partner). Then, until nothing changes, every current
+    large block on layer ``L`` that is at or above the keep level of either
+    half lowers both halves' keep levels to at most ``L``: such a block has
+    to come off, and so does everything above it.
+
+Distance
+    Distinct current blocks at or above keep levels (to remove) plus distinct
+    target blocks at or above keep levels (to place), a large block once.
+
+Optimal moves (derived directly, checked by brute force in the tests)
+    * removing a removable top block that is at or above its keep level;
+    * on a "clean" cell (height == keep level) placing the target's next
+      block; a large one only when its partner cell is clean at the same
+      height.
+    Every other legal move leaves the distance unchanged or raises it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from craft_env.core.encoding import KIND_REMOVE
+from craft_env.core.rules import apply_action_inplace, partner_cell, stack_height
+
+
+@njit(cache=True)
+def fill_keep_levels(current, target, n, keep):
+    """Write each cell's keep level into ``keep`` (int8, length ``n*n``)."""
+    cells = n * n
+    h = current.shape[1]
+    for c in range(cells):
+        level = 0
+        while level < h and current[c, level] != 0 and current[c, level] == target[c, level]:
+            level += 1
+        keep[c] = level
+    changed = True
+    while changed:
+        changed = False
+        for c in range(cells):
+            for level in range(h):
+                v = current[c, level]
+                if v == 0:
+                    break
+                if v >= 6:
+                    p = partner_cell(n, c, v)
+                    if level >= keep[c] or level >= keep[p]:
+                        if keep[c] > level:
+                            keep[c] = level
+                            changed = True
+                        if keep[p] > level:
+                            keep[p] = level
+                            changed = True
+
+
+@njit(cache=True)
+def distance_from_keep(current, target, n, keep):
+    cells = n * n
+    h = current.shape[1]
+    smalls = 0
+    halves = 0
+    for c in range(cells):
+        for level in range(keep[c], h):
+            v = current[c, level]
+            if v == 0:
+                break
+            if v >= 6:
+                halves += 1
+            else:
+                smalls += 1
+        for level in range(keep[c], h):
+            v = target[c, level]
+            if v == 0:
+                break
+            if v >= 6:
+                halves += 1
+            else:
+                smalls += 1
+    return smalls + halves // 2
+
+
+@njit(cache=True)
+def distance(current, target, n):
+    """Fewest moves turning ``current`` into ``target``."""
+    keep = np.empty(n * n, np.int8)
+    fill_keep_levels(current, target, n, keep)
+    return distance_from_keep(current, target, n, keep)
+
+
+@njit(cache=True)
+def fill_optimal_mask(current, target, n, pair_of, large_offset, remove_offset, out):
+    """Write the int8 mask of optimal actions into ``out``; return how many there are."""
+    cells = n * n
+    out[:] = 0
+    keep = np.empty(cells, np.int8)
+    fill_keep_levels(current, target, n, keep)
+    heights = np.empty(cells, np.int8)
+    for c in range(cells):
+        heights[c] = stack_height(current, c)
+    h = current.shape[1]
+    count = 0
+    for c in range(cells):
+        hc = heights[c]
+        if hc > keep[c]:
+            top = current[c, hc - 1]
+            if top < 6 or heights[partner_cell(n, c, top)] == hc:
+                out[remove_offset + c] = 1
+                count += 1
+        elif hc < h:
+            v = target[c, hc]
+            if v == 0:
+                continue
+            if v < 6:
+                out[c * 5 + v - 1] = 1
+                count += 1
+            else:
+                p = partner_cell(n, c, v)
+                if p > c and heights[p] == hc and keep[p] == hc:
+                    out[large_offset + pair_of[c, p] * 5 + (v - 6) // 4] = 1
+                    count += 1
+    return count
+
+
+@njit(cache=True)
+def optimal_actions(current, target, n, pair_of, large_offset, remove_offset, mask, out):
+    """Fill ``mask`` and write the optimal action ids in increasing order into ``out``; return the count."""
+    fill_optimal_mask(current, target, n, pair_of, large_offset, remove_offset, mask)
+    count = 0
+    for action in range(mask.shape[0]):
+        if mask[action]:
+            out[count] = action
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def build_plan(current, target, n, kind, cell_a, cell_b, colour, pair_of, large_offset, remove_offset):
+    """A shortest plan: repeatedly play the lowest-id optimal action. Returns (actions, layers)."""
+    board = current.copy()
+    total = distance(board, target, n)
+    actions = np.empty(total, np.int16)
+    layers = np.empty(total, np.int8)
+    mask = np.empty(kind.shape[0], np.int8)
+    for step in range(total):
+        fill_optimal_mask(board, target, n, pair_of, large_offset, remove_offset, mask)
+        action = -1
+        for a in range(mask.shape[0]):
+            if mask[a]:
+                action = a
+                break
+        level = stack_height(board, cell_a[action])
+        layers[step] = level - 1 if kind[action] == KIND_REMOVE else level
+        actions[step] = action
+        apply_action_inplace(board, n, action, kind, cell_a, cell_b, colour)
+    return actions, layers
+

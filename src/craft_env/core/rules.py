@@ -1,0 +1,155 @@
+"""The rules of SPEC section 2 as numba kernels on board arrays.
+
+All kernels take a board ``(n*n, h)`` int8 array (see ``encoding``), the
+side ``n``, and the action table arrays, and never allocate in their inner
+loops. ``check_action`` returns a reason code; ``REASONS`` turns it into the
+sentence a person reads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, KIND_SMALL
+
+OK = 0
+STACK_FULL = 1
+UNEVEN_SPAN = 2
+NOTHING_TO_REMOVE = 3
+COVERED_HALF = 4
+WRONG_LAYER = 5
+UNKNOWN_ACTION = 6
+
+REASONS = {
+    OK: "legal",
+    STACK_FULL: "the stack is already at the maximum height",
+    UNEVEN_SPAN: "unsupported span: the two cells of a large block must have the same height",
+    NOTHING_TO_REMOVE: "nothing to remove: the cell is empty",
+    COVERED_HALF: "the other half of that large block is covered by another block",
+    WRONG_LAYER: "wrong layer",
+    UNKNOWN_ACTION: "unknown action id",
+}
+
+
+@njit(cache=True, inline="always")
+def partner_cell(n, cell, value):
+    """Cell index of the other half of the large block ``value`` sitting in ``cell``."""
+    d = (value - 6) % 4
+    if d == 0:
+        return cell - n
+    if d == 1:
+        return cell + n
+    if d == 2:
+        return cell - 1
+    return cell + 1
+
+
+@njit(cache=True, inline="always")
+def direction_to(n, cell_a, cell_b):
+    """Direction index (see ``encoding``) from ``cell_a`` to its neighbour ``cell_b``."""
+    delta = cell_b - cell_a
+    if delta == -n:
+        return 0
+    if delta == n:
+        return 1
+    if delta == -1:
+        return 2
+    return 3
+
+
+@njit(cache=True, inline="always")
+def stack_height(board, cell):
+    h = board.shape[1]
+    level = 0
+    while level < h and board[cell, level] != 0:
+        level += 1
+    return level
+
+
+@njit(cache=True)
+def check_action(board, n, action, kind, cell_a, cell_b):
+    """Reason code (``OK`` when legal) for playing ``action`` on ``board``."""
+    if action < 0 or action >= kind.shape[0]:
+        return UNKNOWN_ACTION
+    k = kind[action]
+    h = board.shape[1]
+    if k == KIND_NOOP:
+        return OK
+    a = cell_a[action]
+    ha = stack_height(board, a)
+    if k == KIND_SMALL:
+        return OK if ha < h else STACK_FULL
+    if k == KIND_LARGE:
+        hb = stack_height(board, cell_b[action])
+        if ha >= h or hb >= h:
+            return STACK_FULL if ha == hb else UNEVEN_SPAN
+        return OK if ha == hb else UNEVEN_SPAN
+    if ha == 0:
+        return NOTHING_TO_REMOVE
+    top = board[a, ha - 1]
+    if top >= 6:
+        p = partner_cell(n, a, top)
+        if stack_height(board, p) != ha:
+            return COVERED_HALF
+    return OK
+
+
+@njit(cache=True)
+def landing_layer(board, n, action, kind, cell_a):
+    """The layer a legal ``action`` acts on (placements: where it lands; removals: the top); -1 for the no-op."""
+    k = kind[action]
+    if k == KIND_NOOP:
+        return -1
+    level = stack_height(board, cell_a[action])
+    return level - 1 if k == KIND_REMOVE else level
+
+
+@njit(cache=True)
+def apply_action_inplace(board, n, action, kind, cell_a, cell_b, colour):
+    """Play a *legal* ``action`` on ``board`` in place (callers check first)."""
+    k = kind[action]
+    if k == KIND_NOOP:
+        return
+    a = cell_a[action]
+    ha = stack_height(board, a)
+    if k == KIND_SMALL:
+        board[a, ha] = 1 + colour[action]
+    elif k == KIND_LARGE:
+        b = cell_b[action]
+        c = colour[action]
+        board[a, ha] = 6 + 4 * c + direction_to(n, a, b)
+        board[b, ha] = 6 + 4 * c + direction_to(n, b, a)
+    else:
+        top = board[a, ha - 1]
+        board[a, ha - 1] = 0
+        if top >= 6:
+            board[partner_cell(n, a, top), ha - 1] = 0
+
+
+@njit(cache=True)
+def fill_legal_mask(board, n, kind, cell_a, cell_b, out):
+    """Write the int8 legal-move mask of ``board`` into ``out`` (one entry per action id)."""
+    cells = n * n
+    h = board.shape[1]
+    heights = np.empty(cells, np.int8)
+    for c in range(cells):
+        heights[c] = stack_height(board, c)
+    for action in range(kind.shape[0]):
+        k = kind[action]
+        legal = 1
+        if k == KIND_SMALL:
+            legal = 1 if heights[cell_a[action]] < h else 0
+        elif k == KIND_LARGE:
+            ha = heights[cell_a[action]]
+            legal = 1 if ha < h and ha == heights[cell_b[action]] else 0
+        elif k == KIND_REMOVE:
+            a = cell_a[action]
+            ha = heights[a]
+            if ha == 0:
+                legal = 0
+            else:
+                top = board[a, ha - 1]
+                if top >= 6 and heights[partner_cell(n, a, top)] != ha:
+                    legal = 0
+        out[action] = legal

@@ -1,0 +1,97 @@
+"""Seats and the directors' wall projections (SPEC section 5): the observer.
+
+A seat sees the outer wall of cells on its side, every layer, listed left to
+right *from that seat*:
+
+====  ==========  ===================================  =====================
+seat  side        wall                                 left to right (n=3)
+====  ==========  ===================================  =====================
+D1    builder's   column ``j = 0``                     (0,0) (1,0) (2,0)
+      left
+D2    far side    row ``i = 0``                        (0,2) (0,1) (0,0)
+D3    builder's   column ``j = n-1``                   (2,2) (1,2) (0,2)
+      right
+D4    near side   row ``i = n-1`` (optional 4th seat)  (2,0) (2,1) (2,2)
+====  ==========  ===================================  =====================
+
+A large block shows ``size`` 2 only when its other half is on the same wall;
+otherwise it looks small (size 1): the paper's deliberate ambiguity.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from craft_env.core.encoding import COLOUR_NAMES, value_colour
+from craft_env.core.rules import partner_cell
+
+DEFAULT_SEATS = ("D1", "D2", "D3")
+ALL_SEATS = ("D1", "D2", "D3", "D4")
+SEAT_SIDES = {"D1": "left", "D2": "far", "D3": "right", "D4": "near"}
+
+
+def seat_cells(seat: str, n: int) -> list[tuple[int, int]]:
+    """The cells on ``seat``'s wall, left to right from that seat."""
+    if seat == "D1":
+        return [(i, 0) for i in range(n)]
+    if seat == "D2":
+        return [(0, j) for j in range(n - 1, -1, -1)]
+    if seat == "D3":
+        return [(i, n - 1) for i in range(n - 1, -1, -1)]
+    if seat == "D4":
+        return [(n - 1, j) for j in range(n)]
+    raise ValueError(f"seat: unknown seat {seat!r}; expected one of {', '.join(ALL_SEATS)}")
+
+
+def seat_cell_indices(seat: str, n: int) -> np.ndarray:
+    """``seat_cells`` as flat cell indices (int16)."""
+    return np.array([i * n + j for i, j in seat_cells(seat, n)], np.int16)
+
+
+def hidden_cells(n: int, seats: Sequence[str] = DEFAULT_SEATS) -> list[tuple[int, int]]:
+    """Cells that no director in ``seats`` sees (``(1,1)`` and ``(2,1)`` by default)."""
+    seen = {cell for seat in seats for cell in seat_cells(seat, n)}
+    return [(i, j) for i in range(n) for j in range(n) if (i, j) not in seen]
+
+
+def wall_view_codes(cells: np.ndarray, n: int, wall: np.ndarray, out: np.ndarray) -> None:
+    """Write the numeric wall view ``(len(wall), height)`` into ``out``.
+
+    0 is empty, else ``1 + 2 * colour + (size == 2)``: 11 values, what a
+    director can tell apart by looking.
+    """
+    on_wall = set(wall.tolist())
+    for slot, cell in enumerate(wall.tolist()):
+        for level in range(cells.shape[1]):
+            value = int(cells[cell, level])
+            if value == 0:
+                out[slot, level] = 0
+                continue
+            wide = value >= 6 and partner_cell(n, cell, value) in on_wall
+            out[slot, level] = 1 + 2 * value_colour(value) + (1 if wide else 0)
+
+
+def seat_view(structure: Any, seat: str) -> dict[str, list[dict[str, Any]]]:
+    """One seat's view in the paper's format: ``{"row_k": [{"color", "size"}, ...]}``, ``row_k`` = layer k."""
+    n = structure.n
+    wall = seat_cell_indices(seat, n)
+    codes = np.empty((len(wall), structure.height), np.int8)
+    wall_view_codes(structure.array, n, wall, codes)
+    view: dict[str, list[dict[str, Any]]] = {}
+    for level in range(structure.height):
+        row = []
+        for slot in range(len(wall)):
+            code = int(codes[slot, level])
+            if code == 0:
+                row.append({"color": None, "size": 0})
+            else:
+                row.append({"color": COLOUR_NAMES[(code - 1) // 2], "size": 1 + (code - 1) % 2})
+        view[f"row_{level}"] = row
+    return view
+
+
+def director_views(structure: Any, seats: Sequence[str] = DEFAULT_SEATS) -> dict[str, dict]:
+    """Every seat's view of ``structure``, keyed by seat name."""
+    return {seat: seat_view(structure, seat) for seat in seats}

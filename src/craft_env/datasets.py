@@ -1,0 +1,80 @@
+"""Structure files in the paper's JSON format, and the bundled evaluation set.
+
+The bundled set (``data/eval_set.json``) is 20 structures from our own
+generator: seeds are tried in order from ``EVAL_BASE_SEED`` and a structure
+is kept while its tier still has room, until the paper's mix of 7 simple,
+8 medium and 5 complex is reached. ``build_eval_set()`` regenerates it, and
+a test checks the shipped file equals that output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Iterable
+
+from craft_env.core.board import Structure
+from craft_env.core.generator import generate_structure
+
+EVAL_BASE_SEED = 20260326
+EVAL_TIER_COUNTS = {"simple": 7, "medium": 8, "complex": 5}
+
+
+def load_structures(path: str | os.PathLike) -> list[Structure]:
+    """Read a JSON list of paper-format entries (a single entry is accepted too)."""
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    entries = data if isinstance(data, list) else [data]
+    structures = []
+    for index, entry in enumerate(entries):
+        try:
+            structures.append(Structure.from_dict(entry))
+        except ValueError as error:
+            raise ValueError(f"{os.fspath(path)} entry {index}: {error}") from None
+    return structures
+
+
+def dumps_structures(structures: Iterable[Structure]) -> str:
+    """The JSON text ``save_structures`` writes (stable: sorted by nothing, indented, newline-terminated)."""
+    return json.dumps([s.to_dict() for s in structures], indent=2) + "\n"
+
+
+def save_structures(structures: Iterable[Structure], path: str | os.PathLike) -> None:
+    """Write structures as a JSON list in the paper's format."""
+    Path(path).write_text(dumps_structures(structures), encoding="utf-8")
+
+
+def generate_structures(count: int, seed: int = 0, n: int = 3, height: int = 3) -> list[Structure]:
+    """``count`` structures from seeds ``seed, seed+1, ...``, ids ``structure_001`` ..."""
+    return [
+        generate_structure(seed + k, n, height, id=f"structure_{k + 1:03d}") for k in range(count)
+    ]
+
+
+def build_eval_set() -> list[Structure]:
+    """Regenerate the bundled evaluation set (see the module docstring)."""
+    room = dict(EVAL_TIER_COUNTS)
+    chosen: list[Structure] = []
+    seed = EVAL_BASE_SEED
+    while any(room.values()):
+        candidate = generate_structure(seed)
+        if room[candidate.complexity] > 0:
+            room[candidate.complexity] -= 1
+            chosen.append(candidate)
+        seed += 1
+    return [
+        Structure(s.array, s.n, id=f"eval_{k + 1:03d}", complexity=s.complexity, _trusted=True)
+        for k, s in enumerate(chosen)
+    ]
+
+
+def eval_set_path():
+    return resources.files("craft_env") / "data" / "eval_set.json"
+
+
+def load_eval_set() -> list[Structure]:
+    """The 20 bundled evaluation structures (7 simple, 8 medium, 5 complex)."""
+    with resources.as_file(eval_set_path()) as path:
+        return load_structures(path)
