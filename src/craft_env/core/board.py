@@ -150,7 +150,11 @@ class Structure:
 
     @classmethod
     def from_dict(cls, data: object, n: int | None = None, height: int | None = None) -> Structure:
-        """Read a paper entry (or any dict with ``"structure"`` and optional ``"spans"``)."""
+        """Read a paper entry (or any dict with ``"structure"`` and optional ``"spans"``).
+
+        Without ``n``/``height`` (arguments or ``metadata``) the board is the
+        default 3x3x3, or wider when a position needs it.
+        """
         if not isinstance(data, dict) or not isinstance(data.get("structure"), dict):
             raise ValueError("structure: expected a dict with a 'structure' mapping of '(i,j)' -> stack")
         stacks_in: dict = data["structure"]
@@ -162,8 +166,7 @@ class Structure:
                 raise ValueError(f"structure: stack at {key!r} must be a list of block codes, got {stack!r}")
             cells_in[cell] = stack
         if n is None:
-            n = metadata.get("n") or (max((max(c) for c in cells_in), default=DEFAULT_N - 1) + 1)
-            n = max(n, DEFAULT_N) if not cells_in else n
+            n = metadata.get("n") or max(DEFAULT_N, max((max(c) + 1 for c in cells_in), default=0))
         if height is None:
             height = metadata.get("height") or DEFAULT_HEIGHT
         check_size(n, height)

@@ -1,0 +1,129 @@
+"""Flat numeric observations, shared by the PettingZoo envs and the vector env.
+
+One place builds every agent's numeric view, so ``parallel_env()`` and the
+batched vector env cannot drift apart. All values are 0/1 except the turn
+fraction; dtype float32.
+
+Builder (``builder_obs_dim``)::
+
+    [ board | intents | turn ]
+
+Director (``director_obs_dim``)::
+
+    [ board | own target wall | intents | turn | seat one-hot ]
+
+* ``board``: per cell (row-major) and layer, 11 code channels (empty, then
+  the ten block codes ``gs gl bs bl ...``) and 4 partner-direction channels
+  (far, near, left, right; all zero for a small block or empty).
+  ``n*n*h*15`` values. Cells a director may not see (``director_sees =
+  "walls"``) are all zero.
+* ``own target wall``: the director's private target view, per slot (left
+  to right from its seat) and layer, one-hot over 11 values (empty, then
+  colour x apparent size 1/2). ``n*h*11`` values.
+* ``intents``: for each director seat, a one-hot of the intent it spoke so
+  far this turn (all zero if it has not spoken yet). ``seats * intents``.
+* ``turn``: turn index / max_turns.
+* ``seat one-hot``: which director this is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+BOARD_CHANNELS = 15
+VIEW_CHANNELS = 11
+
+
+def board_dim(n: int, height: int) -> int:
+    return n * n * height * BOARD_CHANNELS
+
+
+def view_dim(n: int, height: int) -> int:
+    return n * height * VIEW_CHANNELS
+
+
+def builder_obs_dim(n: int, height: int, seats: int, intents: int) -> int:
+    return board_dim(n, height) + seats * intents + 1
+
+
+def director_obs_dim(n: int, height: int, seats: int, intents: int) -> int:
+    return board_dim(n, height) + view_dim(n, height) + seats * intents + 1 + seats
+
+
+@njit(cache=True)
+def write_board(board, n, visible, code_of, out, offset):
+    """One-hot ``board`` into ``out[offset:]``; cells with ``visible[c] == 0`` stay zero."""
+    h = board.shape[1]
+    for c in range(n * n):
+        for level in range(h):
+            base = offset + (c * h + level) * 15
+            for k in range(15):
+                out[base + k] = 0.0
+            if visible[c] == 0:
+                continue
+            v = board[c, level]
+            if v == 0:
+                out[base] = 1.0
+            else:
+                out[base + 1 + code_of[v]] = 1.0
+                if v >= 6:
+                    out[base + 11 + (v - 6) % 4] = 1.0
+    return offset + n * n * h * 15
+
+
+@njit(cache=True)
+def write_wall_view(target, n, wall, out, offset):
+    """One-hot the target wall seen from a seat (cells ``wall``, left to right) into ``out``."""
+    h = target.shape[1]
+    slots = wall.shape[0]
+    for s in range(slots):
+        c = wall[s]
+        for level in range(h):
+            base = offset + (s * h + level) * 11
+            for k in range(11):
+                out[base + k] = 0.0
+            v = target[c, level]
+            if v == 0:
+                out[base] = 1.0
+                continue
+            colour = v - 1 if v < 6 else (v - 6) // 4
+            wide = 0
+            if v >= 6:
+                d = (v - 6) % 4
+                p = c - n if d == 0 else (c + n if d == 1 else (c - 1 if d == 2 else c + 1))
+                for t in range(slots):
+                    if wall[t] == p:
+                        wide = 1
+            out[base + 1 + 2 * colour + wide] = 1.0
+    return offset + slots * h * 11
+
+
+@njit(cache=True)
+def write_intents(spoken, num_intents, out, offset):
+    """One-hot each seat's spoken intent (``-1``: not yet spoken) into ``out``."""
+    for s in range(spoken.shape[0]):
+        base = offset + s * num_intents
+        for k in range(num_intents):
+            out[base + k] = 0.0
+        if spoken[s] >= 0:
+            out[base + spoken[s]] = 1.0
+    return offset + spoken.shape[0] * num_intents
+
+
+@njit(cache=True)
+def fill_builder_obs(board, n, code_of, visible, spoken, num_intents, turn_fraction, out):
+    offset = write_board(board, n, visible, code_of, out, 0)
+    offset = write_intents(spoken, num_intents, out, offset)
+    out[offset] = turn_fraction
+
+
+@njit(cache=True)
+def fill_director_obs(board, target, n, code_of, visible, wall, spoken, num_intents, turn_fraction, seat, out):
+    offset = write_board(board, n, visible, code_of, out, 0)
+    offset = write_wall_view(target, n, wall, out, offset)
+    offset = write_intents(spoken, num_intents, out, offset)
+    out[offset] = turn_fraction
+    offset += 1
+    for s in range(spoken.shape[0]):
+        out[offset + s] = 1.0 if s == seat else 0.0

@@ -1,0 +1,96 @@
+"""Episode randomness that numba and Python draw identically.
+
+Everything random inside an episode (the target when none is given, the
+directors' speaking order each turn, the oracle candidates shown to the
+builder) comes from SplitMix64 streams derived from the episode seed, so the
+PettingZoo envs and the batched vector env produce the same episode from
+the same seed, bit for bit, on every platform.
+
+Streams: ``derive_seed(seed, STREAM_x, index)`` gives the seed of one
+independent stream (``index`` is usually the turn number).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+STREAM_TARGET = 1
+STREAM_ORDER = 2
+STREAM_CANDIDATES = 3
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+_MASK63 = (1 << 63) - 1
+
+
+@njit(cache=True, inline="always")
+def mix64(z):
+    """SplitMix64 finaliser: a bijective scramble of a uint64."""
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True)
+def derive_seed(seed, stream, index):
+    """The seed (non-negative int64) of stream ``stream``/``index`` of an episode seeded ``seed``."""
+    z = mix64(np.uint64(seed) + _GOLDEN * np.uint64(stream + 1))
+    z = mix64(z + _GOLDEN * np.uint64(index + 1))
+    return np.int64(z >> np.uint64(1))
+
+
+@njit(cache=True, inline="always")
+def next_below(state, bound):
+    """Advance ``state`` (uint64[1]) and return a uniform int in ``0 .. bound-1``."""
+    state[0] += _GOLDEN
+    return np.int64(mix64(state[0]) >> _S11) % bound
+
+
+@njit(cache=True)
+def shuffled_order(seed, count, out):
+    """A uniformly random permutation of ``0 .. count-1`` into ``out`` (Fisher-Yates)."""
+    state = np.empty(1, np.uint64)
+    state[0] = np.uint64(seed)
+    for k in range(count):
+        out[k] = k
+    for k in range(count - 1, 0, -1):
+        r = next_below(state, k + 1)
+        tmp = out[k]
+        out[k] = out[r]
+        out[r] = tmp
+
+
+@njit(cache=True)
+def sample_from_mask(seed, mask, k, out):
+    """Choose up to ``k`` distinct set positions of ``mask`` uniformly, in draw order, into ``out``; return how many.
+
+    Partial Fisher-Yates over the set positions: the first ``min(k, count)``
+    drawn ids are written to ``out``.
+    """
+    count = 0
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            out[count] = a
+            count += 1
+    take = k if k < count else count
+    state = np.empty(1, np.uint64)
+    state[0] = np.uint64(seed)
+    for t in range(take):
+        r = t + next_below(state, count - t)
+        tmp = out[t]
+        out[t] = out[r]
+        out[r] = tmp
+    return take
+
+
+def normalise_seed(seed: object, field: str = "seed") -> int:
+    """Check a user seed and map it to a non-negative int63."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"{field}: must be an int, got {seed!r}")
+    return int(seed) & _MASK63

@@ -1,0 +1,187 @@
+"""Fused per-turn kernels: the game's hot path in two numba calls per turn.
+
+``begin_turn`` draws the directors' order and the oracle candidates from the
+episode seed and writes every mask; ``play_builder_action`` checks, applies
+and scores the builder's move. The PettingZoo envs call them once per turn
+on one episode; the batched vector env calls the same functions over a batch
+(so both play exactly the same rules and randomness).
+
+Static tables are packed into one int16 array ``static`` of shape
+``(4, num_actions)``: rows kind, cell_a, cell_b, colour (``pack_static``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from craft_env.core.encoding import KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX, action_table
+from craft_env.core.metrics import fill_scores
+from craft_env.core.oracle import distance, fill_optimal_mask
+from craft_env.core.random import (
+    STREAM_CANDIDATES,
+    STREAM_ORDER,
+    derive_seed,
+    sample_from_mask,
+    shuffled_order,
+)
+from craft_env.core.rules import (
+    OK,
+    UNKNOWN_ACTION,
+    apply_action_inplace,
+    check_action,
+    fill_legal_mask,
+    stack_height,
+)
+
+REWARD_PROGRESS_DELTA = 0
+REWARD_DISTANCE = 1
+REWARD_SPARSE = 2
+
+# Fields of the float64 ``result`` vector written by ``play_builder_action``.
+RESULT_REASON = 0
+RESULT_LAYER = 1
+RESULT_DISTANCE = 2
+RESULT_REWARD = 3
+RESULT_OPTIMAL = 4
+RESULT_REMOVE_PRESCRIBED = 5
+RESULT_REMOVE_ATTEMPTED = 6
+RESULT_FOLLOWED = 7
+RESULT_SIZE = 8
+
+
+def pack_static(n: int) -> np.ndarray:
+    """The action table's kind, cell_a, cell_b and colour rows as one int16 array."""
+    table = action_table(n)
+    static = np.stack([table.kind, table.cell_a, table.cell_b, table.colour]).astype(np.int16)
+    static.flags.writeable = False
+    return static
+
+
+@njit(cache=True)
+def begin_turn(
+    board,
+    target,
+    n,
+    seed,
+    turn,
+    oracle_n,
+    fixed_order,
+    static,
+    pair_of,
+    intent_action,
+    intent_layer,
+    order,
+    optimal,
+    candidates,
+    builder_mask,
+    director_masks,
+):
+    """Draw the turn's order and candidates and write every mask; return the number of candidates.
+
+    ``fixed_order[0] < 0`` means a seeded shuffle; ``oracle_n <= 0`` means no
+    oracle condition (the builder may try every legal move).
+    """
+    kind = static[0]
+    cell_a = static[1]
+    cell_b = static[2]
+    cells = n * n
+    large_offset = 5 * cells
+    remove_offset = large_offset + 10 * n * (n - 1)
+    seats = order.shape[0]
+    if fixed_order[0] < 0:
+        shuffled_order(derive_seed(seed, STREAM_ORDER, turn), seats, order)
+    else:
+        for s in range(seats):
+            order[s] = fixed_order[s]
+    fill_optimal_mask(board, target, n, pair_of, large_offset, remove_offset, optimal)
+    noop = kind.shape[0] - 1
+    count = 0
+    if oracle_n <= 0:
+        fill_legal_mask(board, n, kind, cell_a, cell_b, builder_mask)
+    else:
+        count = sample_from_mask(derive_seed(seed, STREAM_CANDIDATES, turn), optimal, oracle_n, candidates)
+        builder_mask[:] = 0
+        for k in range(count):
+            builder_mask[candidates[k]] = 1
+        builder_mask[noop] = 1
+    legal = np.empty(kind.shape[0], np.int8)
+    fill_legal_mask(board, n, kind, cell_a, cell_b, legal)
+    heights = np.empty(cells, np.int8)
+    for c in range(cells):
+        heights[c] = stack_height(board, c)
+    for s in range(seats):
+        director_masks[s, 0] = 1
+        for intent in range(1, intent_action.shape[1]):
+            action = intent_action[s, intent]
+            allowed = 0
+            if action >= 0 and legal[action]:
+                level = heights[cell_a[action]]
+                if kind[action] == KIND_REMOVE:
+                    level -= 1
+                if level == intent_layer[s, intent]:
+                    allowed = 1
+            director_masks[s, intent] = allowed
+    return count
+
+
+@njit(cache=True)
+def play_builder_action(
+    board, target, n, action, override, static, optimal, candidates, num_candidates, reward_kind, scores, result
+):
+    """Check, apply and score builder ``action``; fill ``result`` (see ``RESULT_*``); return the reason code.
+
+    ``override`` != ``OK`` fails the move with that reason without playing it
+    (the caller found it illegal, e.g. a wrong layer claimed in text).
+    ``num_candidates < 0`` means no oracle condition: "followed" is then
+    "optimal". ``scores`` holds the metrics before the move on entry and
+    after it on exit; ``result[RESULT_DISTANCE]`` the distance likewise.
+    """
+    kind = static[0]
+    cell_a = static[1]
+    cell_b = static[2]
+    colour = static[3]
+    code = check_action(board, n, action, kind, cell_a, cell_b)
+    known = code != UNKNOWN_ACTION
+    if code == OK and override != OK:
+        code = override
+    cells = n * n
+    remove_offset = 5 * cells + 10 * n * (n - 1)
+    prescribed = 0.0
+    for c in range(cells):
+        if optimal[remove_offset + c]:
+            prescribed = 1.0
+    layer = -1
+    if code == OK:
+        if kind[action] != KIND_NOOP:
+            layer = stack_height(board, cell_a[action])
+            if kind[action] == KIND_REMOVE:
+                layer -= 1
+        apply_action_inplace(board, n, action, kind, cell_a, cell_b, colour)
+    before_progress = scores[3]
+    before_distance = result[RESULT_DISTANCE]
+    fill_scores(board, target, n, VALUE_TO_CODE_INDEX, scores)
+    after = distance(board, target, n)
+    is_optimal = 1.0 if code == OK and optimal[action] else 0.0
+    followed = is_optimal
+    if num_candidates >= 0:
+        followed = 0.0
+        if code == OK:
+            for k in range(num_candidates):
+                if candidates[k] == action:
+                    followed = 1.0
+    if reward_kind == REWARD_PROGRESS_DELTA:
+        reward = scores[3] - before_progress
+    elif reward_kind == REWARD_DISTANCE:
+        reward = before_distance - after
+    else:
+        reward = 1.0 if after == 0 else 0.0
+    result[RESULT_REASON] = code
+    result[RESULT_LAYER] = layer
+    result[RESULT_DISTANCE] = after
+    result[RESULT_REWARD] = reward
+    result[RESULT_OPTIMAL] = is_optimal
+    result[RESULT_REMOVE_PRESCRIBED] = prescribed
+    result[RESULT_REMOVE_ATTEMPTED] = 1.0 if known and kind[action] == KIND_REMOVE else 0.0
+    result[RESULT_FOLLOWED] = followed
+    return code

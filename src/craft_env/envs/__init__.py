@@ -1,0 +1,1 @@
+"""PettingZoo environments (AEC and Parallel) and the batched vector env: thin shells over ``craft_env.core``."""

@@ -1,0 +1,390 @@
+"""CRAFT as PettingZoo environments: ``env()`` / ``raw_env`` (AEC) and ``parallel_env()``.
+
+Three directors each see one private wall of a target 3D block structure;
+they must talk a builder into building it.
+
+====================  ========================================================
+Import                ``craft_env.env()``, ``craft_env.parallel_env()``,
+                      ``craft_env.raw_env``
+Agents                ``director_1``, ``director_2``, ``director_3`` (seats
+                      D1 left, D2 far, D3 right) and ``builder``
+Turn                  every director acts once (seeded shuffled order, or
+                      fixed), then the builder makes one move
+Director action       ``Discrete(145)``: intent ids (``core.intents``; no-op,
+                      place small/large at a slot of its own wall, remove);
+                      text mode also accepts a message ``str``
+Builder action        ``Discrete(115)``: action ids (``core.encoding``; 114
+                      moves + no-op/clarify = 114); text mode also accepts a
+                      ``str`` move line or question
+Observation           ``{"observation": Box(0, 1, (D,), float32),
+                      "action_mask": Box(0, 1, (A,), int8)}`` plus ``"text"``
+                      (``Text``) when text observations are on;
+                      D = 943 (directors) / 841 (builder) at 3x3x3, layout in
+                      ``core.observation``
+Rewards               shared by the team, paid on the builder's step:
+                      ``progress_delta`` (change in the paper's progress),
+                      ``distance`` (oracle distance before minus after), or
+                      ``sparse`` (1 on completion)
+Termination           the target is complete; truncation at ``max_turns``
+Info (builder)        move, legal, reason, metrics, distance, optimal,
+                      remove_prescribed, remove_attempted, followed_oracle,
+                      candidates, board_before; directors get only the public
+                      part (turn, move, legal, reason, their own intent)
+Render modes          ``ansi``, ``rgb_array``
+====================  ========================================================
+
+Configuration (keyword arguments, validated; see ``envs.config``):
+``structure`` (a ``Structure``, an index into the bundled evaluation set, or
+``None`` = generate from the reset seed), ``max_turns=20``, ``oracle_n=None``
+(None: the builder's mask is every legal move; n: n sampled optimal moves +
+no-op, the paper's oracle condition), ``start`` (``empty``, ``first_layer``,
+``first_two_layers``, ``wall_D1``, ``wall_D2``, ``wall_D3``),
+``director_order`` (``"random"``, ``"fixed"`` or a permutation of seats),
+``director_sees`` (``full`` board or only the ``walls``), ``reward``,
+``message_mode`` (``intent`` default, or ``text``), ``text_observations``
+(default: on in text mode), ``render_mode``.
+
+Illegal or unparseable actions are failed turns (board unchanged,
+``info["reason"]`` says why), never exceptions. A builder action outside
+the oracle's candidates but legal under the rules is played (the paper's
+builder could ignore the oracle); ``followed_oracle`` records it.
+
+Parallel env: a turn is two parallel steps. Step 1 (director phase): the
+directors' actions are taken in this turn's order; the builder's mask is
+only the no-op and its action is ignored. Step 2 (builder phase): the
+builder moves; the directors' masks are only the no-op. Rewards,
+terminations and truncations arrive at the builder phase. The same seed and
+actions give the same trajectory as the AEC env (tested).
+
+Version history: ``craft_v0`` — first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils import wrappers
+
+from craft_env.core.board import Structure
+from craft_env.envs.config import SEATS, make_config
+from craft_env.envs.game import NUM_DIRECTORS, CraftGame
+from craft_env.envs.textobs import TEXT_CHARSET, TEXT_MAX_LENGTH, builder_text, director_text
+
+DIRECTORS = tuple(f"director_{k + 1}" for k in range(NUM_DIRECTORS))
+BUILDER = "builder"
+AGENTS = (*DIRECTORS, BUILDER)
+METADATA = {"name": "craft_v0", "render_modes": ["ansi", "rgb_array"], "is_parallelizable": True, "render_fps": 2}
+
+
+def _observation_space(dim: int, actions: int, text: bool) -> spaces.Dict:
+    entries: dict[str, gymnasium.Space] = {
+        "observation": spaces.Box(0.0, 1.0, (dim,), np.float32),
+        "action_mask": spaces.Box(0, 1, (actions,), np.int8),
+    }
+    if text:
+        entries["text"] = spaces.Text(TEXT_MAX_LENGTH, min_length=0, charset="".join(sorted(TEXT_CHARSET)))
+    return spaces.Dict(entries)
+
+
+class _CraftBase:
+    """What both env classes share: config, game, spaces, observations, rendering."""
+
+    metadata = METADATA
+
+    def _setup(self, **config: Any) -> None:
+        self.config = make_config(**config)
+        self.render_mode = self.config.render_mode
+        self.game = CraftGame(self.config)
+        self.possible_agents = list(AGENTS)
+        text = self.config.text_observations
+        director_obs = _observation_space(self.game.director_dim, self.game.num_intents, text)
+        builder_obs = _observation_space(self.game.builder_dim, self.game.num_actions, text)
+        self.observation_spaces = {a: director_obs for a in DIRECTORS} | {BUILDER: builder_obs}
+        self.action_spaces = {a: spaces.Discrete(self.game.num_intents) for a in DIRECTORS} | {
+            BUILDER: spaces.Discrete(self.game.num_actions)
+        }
+        self.seat_of = {a: SEATS[k] for k, a in enumerate(DIRECTORS)}
+        self._noop_director_mask = np.zeros(self.game.num_intents, np.int8)
+        self._noop_director_mask[0] = 1
+        self._noop_builder_mask = np.zeros(self.game.num_actions, np.int8)
+        self._noop_builder_mask[self.game.noop] = 1
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # The episode state, for logging, agents and tests.
+    @property
+    def board(self):
+        return self.game.board_structure()
+
+    @property
+    def target(self):
+        return self.game.target_structure()
+
+    @property
+    def turn(self) -> int:
+        return self.game.turn
+
+    @property
+    def candidates(self):
+        return self.game.candidate_moves()
+
+    @property
+    def conversation(self) -> list[dict[str, Any]]:
+        from craft_env.envs.textobs import conversation_lines
+
+        return [
+            {"turn": entry["turn"], "speaker": entry["speaker"], "text": text}
+            for entry, (_, text) in zip(self.game.conversation, conversation_lines(self.game))
+        ]
+
+    @property
+    def director_order(self) -> list[str]:
+        return [SEATS[k] for k in self.game.order.tolist()]
+
+    def _observe(self, agent: str, idle: bool) -> dict[str, Any]:
+        game = self.game
+        if agent == BUILDER:
+            obs = {
+                "observation": game.builder_observation(),
+                "action_mask": (self._noop_builder_mask if idle else game.builder_mask).copy(),
+            }
+            if self.config.text_observations:
+                obs["text"] = builder_text(game)
+        else:
+            seat = SEATS.index(self.seat_of[agent])
+            obs = {
+                "observation": game.director_observation(seat),
+                "action_mask": (self._noop_director_mask if idle else game.director_masks[seat]).copy(),
+            }
+            if self.config.text_observations:
+                obs["text"] = director_text(game, seat)
+        return obs
+
+    def _builder_info(self, outcome: dict[str, Any]) -> dict[str, Any]:
+        info = dict(outcome)
+        info["board_before"] = Structure(outcome["board_before"], self.game.n, _trusted=True)
+        return info
+
+    @staticmethod
+    def _public_info(outcome: dict[str, Any]) -> dict[str, Any]:
+        return {key: outcome[key] for key in ("turn", "move", "question", "legal", "reason")}
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            return None
+        from craft_env import render as drawing
+
+        board = self.game.board_structure()
+        if self.render_mode == "rgb_array":
+            return drawing.render_rgb(board)
+        from craft_env.core.views import director_views
+        from craft_env.envs.textobs import conversation_lines
+
+        lines = conversation_lines(self.game)[-(NUM_DIRECTORS + 1):]
+        return drawing.render_ansi(
+            board,
+            target_views=director_views(self.game.target_structure()),
+            messages=lines,
+            title=f"CRAFT turn {self.game.turn}/{self.config.max_turns}",
+        )
+
+    def close(self) -> None:
+        pass
+
+
+class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
+    """The AEC (turn-by-turn) CRAFT environment without wrappers. See the module docstring."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__()
+        self._setup(**config)
+        self.agents: list[str] = []
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        self.game.reset(seed)
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos = {a: {} for a in AGENTS}
+        self._speaker_index = 0
+        self._rewards_paid = False
+        self.agent_selection = DIRECTORS[int(self.game.order[0])]
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        return self._observe(agent, idle=False)
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        rewards = self.rewards
+        if self._rewards_paid:
+            for name in AGENTS:
+                rewards[name] = 0.0
+            self._rewards_paid = False
+        game = self.game
+        if agent != BUILDER:
+            seat = SEATS.index(self.seat_of[agent])
+            self.infos[agent] = game.speak(seat, action)
+            self._speaker_index += 1
+            if self._speaker_index < NUM_DIRECTORS:
+                self.agent_selection = DIRECTORS[int(game.order[self._speaker_index])]
+            else:
+                self.agent_selection = BUILDER
+        else:
+            outcome = game.build(action)
+            reward = outcome["reward"]
+            self._rewards_paid = True
+            public = self._public_info(outcome)
+            for name in AGENTS:
+                rewards[name] = reward
+                self._cumulative_rewards[name] += reward
+                self.terminations[name] = outcome["terminated"]
+                self.truncations[name] = outcome["truncated"]
+                self.infos[name] = public
+            self.infos[BUILDER] = self._builder_info(outcome)
+            self._speaker_index = 0
+            self.agent_selection = DIRECTORS[int(game.order[0])]
+
+
+def _before_reset(name: str) -> AttributeError:
+    return AttributeError(f"{name} cannot be accessed before reset")
+
+
+class _CheckedAEC(wrappers.OrderEnforcingWrapper):
+    """``env()``'s single wrapper: PettingZoo's order checks plus a bounds check on integer actions.
+
+    The classic stack (assert-out-of-bounds + order enforcing) costs several
+    Python layers per step, mostly attribute look-ups that fall through
+    ``__getattr__``; here the hot attributes are plain properties and
+    ``last()`` is one call, so the checks stay and the overhead goes.
+    Illegal (masked) actions are not errors: they are failed turns.
+    """
+
+    @property
+    def agent_selection(self) -> str:
+        if not self._has_reset:
+            raise _before_reset("agent_selection")
+        return self.env.agent_selection
+
+    @property
+    def agents(self) -> list[str]:
+        if not self._has_reset:
+            raise _before_reset("agents")
+        return self.env.agents
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        if not self._has_reset:
+            raise _before_reset("terminations")
+        return self.env.terminations
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        if not self._has_reset:
+            raise _before_reset("truncations")
+        return self.env.truncations
+
+    @property
+    def rewards(self) -> dict[str, float]:
+        if not self._has_reset:
+            raise _before_reset("rewards")
+        return self.env.rewards
+
+    @property
+    def infos(self) -> dict[str, dict]:
+        if not self._has_reset:
+            raise _before_reset("infos")
+        return self.env.infos
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        return self.env._cumulative_rewards
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            raise _before_reset("last()")
+        return self.env.last(observe)
+
+    def step(self, action: Any) -> None:
+        inner = self.env
+        if self._has_reset and inner.agents and action is not None and not isinstance(action, str):
+            agent = inner.agent_selection
+            if not (inner.terminations[agent] or inner.truncations[agent]):
+                space = inner.action_spaces[agent]
+                in_bounds = 0 <= action < space.n if type(action) is int else space.contains(action)
+                if not in_bounds:
+                    raise ValueError(f"action: {action!r} is outside {agent}'s action space {space}")
+        super().step(action)
+
+
+def env(**config: Any) -> AECEnv:
+    """The AEC environment wrapped as PettingZoo users expect (order checks, action bounds)."""
+    return _CheckedAEC(raw_env(**config))
+
+
+class CraftParallelEnv(_CraftBase, ParallelEnv):
+    """The Parallel CRAFT environment: a director phase and a builder phase per turn."""
+
+    def __init__(self, **config: Any) -> None:
+        self._setup(**config)
+        self.agents: list[str] = []
+        self._builder_phase = False
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        self.game.reset(seed)
+        self.agents = list(AGENTS)
+        self._builder_phase = False
+        observations = {a: self._observe(a, idle=(a == BUILDER)) for a in AGENTS}
+        return observations, {a: {} for a in AGENTS}
+
+    def step(self, actions: dict[str, Any]):
+        if not self.agents:
+            raise ValueError("step: the episode is over; call reset() first")
+        game = self.game
+        if not self._builder_phase:
+            infos = {}
+            for seat in game.order.tolist():
+                agent = DIRECTORS[seat]
+                infos[agent] = game.speak(seat, actions.get(agent, 0))
+            infos[BUILDER] = {}
+            self._builder_phase = True
+            observations = {a: self._observe(a, idle=(a != BUILDER)) for a in AGENTS}
+            zero = dict.fromkeys(AGENTS, 0.0)
+            false = dict.fromkeys(AGENTS, False)
+            return observations, zero, false, dict(false), infos
+        outcome = game.build(actions.get(BUILDER, game.noop))
+        self._builder_phase = False
+        public = self._public_info(outcome)
+        infos = {a: public for a in DIRECTORS}
+        infos[BUILDER] = self._builder_info(outcome)
+        rewards = dict.fromkeys(AGENTS, outcome["reward"])
+        terminations = dict.fromkeys(AGENTS, outcome["terminated"])
+        truncations = dict.fromkeys(AGENTS, outcome["truncated"])
+        observations = {a: self._observe(a, idle=(a == BUILDER)) for a in AGENTS}
+        if game.done:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    @property
+    def builder_phase(self) -> bool:
+        """True when the next step is the builder's move."""
+        return self._builder_phase
+
+
+def parallel_env(**config: Any) -> CraftParallelEnv:
+    """The Parallel environment (see the module docstring for the two-phase turn)."""
+    return CraftParallelEnv(**config)

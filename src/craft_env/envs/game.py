@@ -1,0 +1,304 @@
+"""One CRAFT episode as a small state machine, shared by the AEC and Parallel envs.
+
+``CraftGame`` holds the episode state as numpy arrays and calls the numba
+kernels of ``craft_env.core``; the PettingZoo classes are thin shells that
+decide who acts when. Keeping the game here means the two envs cannot play
+different rules, and the batched vector env can mirror one object.
+
+A turn: ``begin_turn`` draws this turn's director order and (oracle
+condition) the builder's candidates from the episode seed's streams; each
+director ``speak``s once; the builder ``build``s once, which ends the turn.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import numpy as np
+
+from craft_env.core import oracle as oracle_kernels
+from craft_env.core import rules
+from craft_env.core.board import Structure, cached_move
+from craft_env.core.encoding import KIND_REMOVE, VALUE_TO_CODE_INDEX, action_table
+from craft_env.core.generator import generate_into
+from craft_env.core.intents import intent_table
+from craft_env.core.metrics import METRIC_NAMES, fill_scores
+from craft_env.core.moves import Move
+from craft_env.core.observation import (
+    builder_obs_dim,
+    director_obs_dim,
+    fill_builder_obs,
+    fill_director_obs,
+)
+from craft_env.core.random import STREAM_TARGET, derive_seed, normalise_seed
+from craft_env.core import turn as turn_kernels
+from craft_env.core.starts import start_board
+from craft_env.core.views import seat_cell_indices
+from craft_env.envs.config import SEATS, EnvConfig
+
+NUM_DIRECTORS = len(SEATS)
+
+
+class CraftGame:
+    """Episode state and rules for one game (see the module docstring)."""
+
+    def __init__(self, config: EnvConfig) -> None:
+        self.config = config
+        n, height = config.n, config.height
+        self.n, self.height = n, height
+        self.table = action_table(n)
+        self.intents = [intent_table(seat, n, height) for seat in SEATS]
+        self.num_actions = self.table.num_actions
+        self.num_intents = self.intents[0].num_intents
+        self.noop = self.table.noop
+        self.walls = [seat_cell_indices(seat, n) for seat in SEATS]
+        self.all_visible = np.ones(n * n, np.int8)
+        if config.director_sees == "walls":
+            visible = np.zeros(n * n, np.int8)
+            for wall in self.walls:
+                visible[wall] = 1
+            self.director_visible = visible
+        else:
+            self.director_visible = self.all_visible
+        self.builder_dim = builder_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
+        self.director_dim = director_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
+        self.remove_slice = slice(self.table.remove_offset, self.table.remove_offset + n * n)
+        cells = n * n
+        self.board = np.zeros((cells, height), np.int8)
+        self.target = np.zeros((cells, height), np.int8)
+        self.spoken = np.full(NUM_DIRECTORS, -1, np.int16)
+        self.order = np.arange(NUM_DIRECTORS, dtype=np.int64)
+        self.optimal = np.zeros(self.num_actions, np.int8)
+        self.builder_mask = np.zeros(self.num_actions, np.int8)
+        self.director_masks = np.zeros((NUM_DIRECTORS, self.num_intents), np.int8)
+        self.candidate_ids = np.zeros(self.num_actions, np.int64)
+        self.num_candidates = 0
+        self.scores = np.zeros(5, np.float64)
+        self.result = np.zeros(turn_kernels.RESULT_SIZE, np.float64)
+        self.static = turn_kernels.pack_static(n)
+        self.intent_action = np.stack([t.action for t in self.intents])
+        self.intent_layer = np.stack([t.layer for t in self.intents])
+        fixed = config.director_order
+        self.fixed_order = np.array(fixed if fixed is not None else (-1,) * NUM_DIRECTORS, np.int64)
+        self.oracle_n = config.oracle_n or 0
+        self.reward_kind = ("progress_delta", "distance", "sparse").index(config.reward)
+        self.seed = 0
+        self.turn = 0
+        self.distance = 0
+        self.done = False
+        self.conversation: list[dict[str, Any]] = []
+        self.last_outcome: dict[str, Any] | None = None
+
+    # ---------------------------------------------------------------- episode
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new episode; ``seed`` fixes the target (if generated), orders and candidates."""
+        self.seed = secrets.randbits(63) if seed is None else normalise_seed(seed)
+        if self.config.structure is not None:
+            self.target[:] = self.config.structure.array
+        else:
+            self.target[:] = 0
+            generate_into(np.uint64(derive_seed(self.seed, STREAM_TARGET, 0)), self.n, self.target)
+        self.board[:] = start_board(self.target, self.n, self.config.start)
+        self.turn = 0
+        self.done = False
+        self.conversation = []
+        self.last_outcome = None
+        fill_scores(self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.scores)
+        self.distance = int(oracle_kernels.distance(self.board, self.target, self.n))
+        self.result[turn_kernels.RESULT_DISTANCE] = self.distance
+        self.begin_turn()
+
+    def begin_turn(self) -> None:
+        """Draw this turn's speaking order and candidates; refresh every mask."""
+        self.spoken[:] = -1
+        self.num_candidates = int(
+            turn_kernels.begin_turn(
+                self.board, self.target, self.n, self.seed, self.turn, self.oracle_n, self.fixed_order,
+                self.static, self.table.pair_of, self.intent_action, self.intent_layer,
+                self.order, self.optimal, self.candidate_ids, self.builder_mask, self.director_masks,
+            )
+        )
+
+    # ----------------------------------------------------------------- acting
+
+    def speak(self, seat: int, action: Any) -> dict[str, Any]:
+        """Director ``seat`` says ``action`` (an intent id, or a message string). Never raises."""
+        reason = None
+        text = None
+        if type(action) is int and 0 <= action < self.num_intents and self.director_masks[seat, action]:
+            intent = action
+        elif isinstance(action, str):
+            text = action
+            intent = self._intent_from_text(seat, action)
+        elif isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            intent = int(action)
+            if not 0 <= intent < self.num_intents:
+                reason = f"unknown intent id {intent} (expected 0..{self.num_intents - 1})"
+                intent = 0
+            elif not self.director_masks[seat, intent]:
+                reason = f"intent {intent} is not allowed now (it names no legal move on the current board)"
+                intent = 0
+        else:
+            reason = f"a director's action must be an intent id or a message string, got {type(action).__name__}"
+            intent = 0
+        self.spoken[seat] = intent
+        self.conversation.append({"turn": self.turn + 1, "speaker": SEATS[seat], "intent": intent, "text": text})
+        return {"turn": self.turn + 1, "intent": intent, "message": text, "legal": reason is None, "reason": reason}
+
+    def _intent_from_text(self, seat: int, message: str) -> int:
+        from craft_env.text import parse_director_message
+
+        try:
+            found = parse_director_message(message, SEATS[seat], self.n, self.height)
+        except ValueError:
+            return 0
+        for intent in found:
+            if self.director_masks[seat, intent]:
+                return int(intent)
+        return 0
+
+    def build(self, action: Any) -> dict[str, Any]:
+        """The builder plays ``action`` (an action id or text), ending the turn. Never raises."""
+        n = self.n
+        move_text = None
+        question = None
+        claimed: Move | None = None
+        reason: str | None = None
+        if isinstance(action, str):
+            action_id, claimed, question, reason = self._action_from_text(action)
+            move_text = action
+        elif isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            action_id = int(action)
+        else:
+            action_id = -1
+            reason = f"the builder's action must be an action id or text, got {type(action).__name__}"
+        override = rules.OK
+        if reason is None and claimed is not None and 0 <= action_id < self.num_actions:
+            reason = Structure(self.board.copy(), n, _trusted=True).check(claimed)
+        if reason is not None:
+            override = rules.WRONG_LAYER
+        board_before = self.board.copy()
+        result = self.result
+        code = turn_kernels.play_builder_action(
+            self.board, self.target, n, action_id, override, self.static, self.optimal, self.candidate_ids,
+            self.num_candidates if self.oracle_n else -1, self.reward_kind, self.scores, result,
+        )
+        legal = code == rules.OK
+        if reason is None and not legal:
+            reason = rules.REASONS[code]
+            if code == rules.UNKNOWN_ACTION:
+                reason = f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
+        self.distance = int(result[turn_kernels.RESULT_DISTANCE])
+        candidates = self.candidate_strings()
+        self.turn += 1
+        terminated = self.distance == 0
+        truncated = not terminated and self.turn >= self.config.max_turns
+        self.done = terminated or truncated
+        known = 0 <= action_id < self.num_actions and action_id != self.noop
+        if legal and known:
+            move = cached_move(n, self.height, action_id, int(result[turn_kernels.RESULT_LAYER]))
+        elif claimed is not None:
+            move = claimed
+        else:
+            move = cached_move(n, self.height, action_id, -1) if known else None
+        outcome = {
+            "turn": self.turn,
+            "action": action_id,
+            "move": None if move is None else str(move),
+            "move_dict": None if move is None else move.to_dict(),
+            "text": move_text,
+            "question": question,
+            "legal": legal,
+            "reason": reason,
+            "metrics": dict(zip(METRIC_NAMES, self.scores.tolist())),
+            "distance": self.distance,
+            "optimal": bool(result[turn_kernels.RESULT_OPTIMAL]),
+            "remove_prescribed": bool(result[turn_kernels.RESULT_REMOVE_PRESCRIBED]),
+            "remove_attempted": bool(result[turn_kernels.RESULT_REMOVE_ATTEMPTED]),
+            "followed_oracle": bool(result[turn_kernels.RESULT_FOLLOWED]),
+            "candidates": candidates,
+            "board_before": board_before,
+            "reward": float(result[turn_kernels.RESULT_REWARD]),
+            "terminated": terminated,
+            "truncated": truncated,
+        }
+        self.last_outcome = outcome
+        self.conversation.append({"turn": self.turn, "speaker": "builder", "intent": None,
+                                  "text": self._builder_note(outcome)})
+        if not self.done:
+            self.begin_turn()
+        return outcome
+
+    def _action_from_text(self, text: str) -> tuple[int, Move | None, str | None, str | None]:
+        from craft_env.text import ParseError, parse_builder_reply
+
+        try:
+            reply = parse_builder_reply(text, self.n, self.height)
+        except ParseError as error:
+            return -1, None, None, f"could not parse the builder's reply: {error.reason}"
+        if reply.move is None or reply.move.action == "noop":
+            return self.noop, None, reply.question, None
+        try:
+            return reply.move.to_action(self.n), reply.move, reply.question, None
+        except ValueError as error:
+            return -1, reply.move, reply.question, str(error)
+
+    @staticmethod
+    def _builder_note(outcome: dict[str, Any]) -> str:
+        if outcome["question"] and outcome["move"] is None:
+            return f"asks: {outcome['question']}"
+        if outcome["move"] is None and outcome["legal"]:
+            return "passes"
+        if outcome["legal"]:
+            return f"{outcome['move']} (done)"
+        what = outcome["move"] or outcome["text"] or "an unknown action"
+        return f"{what} (failed: {outcome['reason']})"
+
+    # ------------------------------------------------------------ observation
+
+    def candidate_strings(self) -> list[str] | None:
+        moves = self.candidate_moves()
+        return None if moves is None else [str(m) for m in moves]
+
+    def candidate_moves(self) -> list[Move] | None:
+        """The oracle candidates shown to the builder this turn (None without the oracle condition)."""
+        if self.config.oracle_n is None:
+            return None
+        heights = np.count_nonzero(self.board, axis=1)
+        out = []
+        for action in self.candidate_ids[: self.num_candidates].tolist():
+            level = int(heights[self.table.cell_a[action]])
+            if self.table.kind[action] == KIND_REMOVE:
+                level -= 1
+            out.append(cached_move(self.n, self.height, action, level))
+        return out
+
+    def turn_fraction(self) -> float:
+        """Turns played over ``max_turns`` (the observation's last board-independent value)."""
+        return min(self.turn / self.config.max_turns, 1.0)
+
+    def builder_observation(self) -> np.ndarray:
+        out = np.empty(self.builder_dim, np.float32)
+        fill_builder_obs(
+            self.board, self.n, VALUE_TO_CODE_INDEX, self.all_visible, self.spoken, self.num_intents,
+            self.turn_fraction(), out,
+        )
+        return out
+
+    def director_observation(self, seat: int) -> np.ndarray:
+        out = np.empty(self.director_dim, np.float32)
+        fill_director_obs(
+            self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.director_visible, self.walls[seat],
+            self.spoken, self.num_intents, self.turn_fraction(), seat, out,
+        )
+        return out
+
+    def board_structure(self) -> Structure:
+        return Structure(self.board.copy(), self.n, _trusted=True)
+
+    def target_structure(self) -> Structure:
+        return self.config.structure if self.config.structure is not None else Structure(
+            self.target.copy(), self.n, _trusted=True
+        )

@@ -1,0 +1,92 @@
+"""The ``"text"`` observation: what a language-model agent may know, in words.
+
+A director's text holds its seat and frame of reference, its own private
+target wall, the current board (or only the walls of it), and the public
+conversation. The builder's holds the conversation, the board and, in the
+oracle condition, its candidate moves. Nothing else: in particular no other
+director's target wall. Text is kept to printable ASCII so it always lies in
+the declared ``gymnasium.spaces.Text`` space.
+"""
+
+from __future__ import annotations
+
+import string
+import unicodedata
+
+from craft_env.core.views import seat_view
+from craft_env.envs.config import SEATS
+
+TEXT_CHARSET = frozenset(string.printable)
+TEXT_MAX_LENGTH = 200_000
+
+_REPLACEMENTS = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
+                 "\u2026": "...", "\u00a0": " "}
+
+
+def ascii_text(text: str) -> str:
+    """Printable-ASCII version of ``text`` (common punctuation mapped, accents dropped, rest '?')."""
+    if text.isascii() and all(c in TEXT_CHARSET for c in text):
+        return text[:TEXT_MAX_LENGTH]
+    out = []
+    for char in text:
+        char = _REPLACEMENTS.get(char, char)
+        if char in TEXT_CHARSET:
+            out.append(char)
+            continue
+        plain = unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode()
+        out.append("".join(c for c in plain if c in TEXT_CHARSET) or "?")
+    return "".join(out)[:TEXT_MAX_LENGTH]
+
+
+def conversation_lines(game) -> list[tuple[str, str]]:
+    """(speaker, text) pairs of the whole conversation, intents spoken in words."""
+    from craft_env.text import intent_to_text
+
+    lines = []
+    for entry in game.conversation:
+        speaker = entry["speaker"]
+        text = entry["text"]
+        if text is None and entry["intent"] is not None:
+            text = intent_to_text(entry["intent"], game.intents[SEATS.index(speaker)])
+        lines.append((f"turn {entry['turn']} {speaker}", text or ""))
+    return lines
+
+
+def board_text(game, walls_only: bool) -> str:
+    from craft_env.text import describe_board, describe_view
+
+    board = game.board_structure()
+    if not walls_only:
+        return describe_board(board)
+    return "\n".join(
+        f"{seat}'s wall of the current board:\n{describe_view(seat_view(board, seat), seat)}" for seat in SEATS
+    )
+
+
+def director_text(game, seat: int) -> str:
+    from craft_env.text import describe_conversation, describe_view, director_frame_description
+
+    name = SEATS[seat]
+    target_view = seat_view(game.target_structure(), name)
+    parts = [
+        f"You are director {name}. Turn {game.turn + 1} of {game.config.max_turns}.",
+        director_frame_description(name, game.n),
+        f"Your private target view (your wall of the target; only you see it):\n{describe_view(target_view, name)}",
+        f"Current board:\n{board_text(game, game.config.director_sees == 'walls')}",
+        f"Conversation so far:\n{describe_conversation(conversation_lines(game)) or '(nothing yet)'}",
+    ]
+    return ascii_text("\n\n".join(parts))
+
+
+def builder_text(game) -> str:
+    from craft_env.text import describe_candidates, describe_conversation
+
+    parts = [
+        f"You are the builder. Turn {game.turn + 1} of {game.config.max_turns}.",
+        f"Current board:\n{board_text(game, False)}",
+        f"Conversation so far:\n{describe_conversation(conversation_lines(game)) or '(nothing yet)'}",
+    ]
+    candidates = game.candidate_moves()
+    if candidates is not None:
+        parts.append(f"Candidate moves (choose one, or ask a question):\n{describe_candidates(candidates)}")
+    return ascii_text("\n\n".join(parts))
