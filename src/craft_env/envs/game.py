@@ -180,6 +180,7 @@ class CraftGame:
         if reason is not None:
             override = rules.WRONG_LAYER
         board_before = self.board.copy()
+        candidates = self.candidate_strings()
         result = self.result
         code = turn_kernels.play_builder_action(
             self.board, self.target, n, action_id, override, self.static, self.optimal, self.candidate_ids,
@@ -191,7 +192,6 @@ class CraftGame:
             if code == rules.UNKNOWN_ACTION:
                 reason = f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
         self.distance = int(result[turn_kernels.RESULT_DISTANCE])
-        candidates = self.candidate_strings()
         self.turn += 1
         terminated = self.distance == 0
         truncated = not terminated and self.turn >= self.config.max_turns
