@@ -42,7 +42,7 @@ def _check_layer(layer: object) -> int | None:
 class Move:
     """An immutable builder move. Build one with ``place``, ``remove`` or ``noop``."""
 
-    __slots__ = ("action", "block", "position", "span_to", "layer", "_key")
+    __slots__ = ("action", "block", "position", "span_to", "layer", "_key", "_text")
 
     def __init__(
         self,
@@ -63,6 +63,7 @@ class Move:
             cells = (position,)
         identity_block = block if action == PLACE else None
         object.__setattr__(self, "_key", (action, identity_block, cells))
+        object.__setattr__(self, "_text", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Move is immutable")
@@ -128,6 +129,11 @@ class Move:
         return f"Move({str(self)!r})"
 
     def __str__(self) -> str:
+        if self._text is None:
+            object.__setattr__(self, "_text", self._format())
+        return self._text
+
+    def _format(self) -> str:
         if self.action == NOOP:
             return "noop"
         layer = "" if self.layer is None else f" L{self.layer}"

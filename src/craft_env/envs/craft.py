@@ -69,7 +69,6 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
-from craft_env.core.board import Structure
 from craft_env.envs.config import SEATS, make_config
 from craft_env.envs.game import NUM_DIRECTORS, CraftGame
 from craft_env.envs.textobs import TEXT_CHARSET, TEXT_MAX_LENGTH, builder_text, director_text
@@ -168,11 +167,6 @@ class _CraftBase:
                 obs["text"] = director_text(game, seat)
         return obs
 
-    def _builder_info(self, outcome: dict[str, Any]) -> dict[str, Any]:
-        info = dict(outcome)
-        info["board_before"] = Structure(outcome["board_before"], self.game.n, _trusted=True)
-        return info
-
     @staticmethod
     def _public_info(outcome: dict[str, Any]) -> dict[str, Any]:
         return {key: outcome[key] for key in ("turn", "move", "question", "legal", "reason")}
@@ -255,7 +249,7 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
                 self.terminations[name] = outcome["terminated"]
                 self.truncations[name] = outcome["truncated"]
                 self.infos[name] = public
-            self.infos[BUILDER] = self._builder_info(outcome)
+            self.infos[BUILDER] = outcome
             self._speaker_index = 0
             self.agent_selection = DIRECTORS[int(game.order[0])]
 
@@ -370,7 +364,7 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
         self._builder_phase = False
         public = self._public_info(outcome)
         infos = {a: public for a in DIRECTORS}
-        infos[BUILDER] = self._builder_info(outcome)
+        infos[BUILDER] = outcome
         rewards = dict.fromkeys(AGENTS, outcome["reward"])
         terminations = dict.fromkeys(AGENTS, outcome["terminated"])
         truncations = dict.fromkeys(AGENTS, outcome["truncated"])

@@ -83,6 +83,13 @@ class CraftGame:
         self.fixed_order = np.array(fixed if fixed is not None else (-1,) * NUM_DIRECTORS, np.int64)
         self.oracle_n = config.oracle_n or 0
         self.reward_kind = ("progress_delta", "distance", "sparse").index(config.reward)
+        # The observation kernels' fixed arguments: these arrays are updated in place, never rebound.
+        self._builder_args = (self.board, n, VALUE_TO_CODE_INDEX, self.all_visible, self.spoken, self.num_intents)
+        self._director_args = [
+            (self.board, self.target, n, VALUE_TO_CODE_INDEX, self.director_visible, wall, self.spoken,
+             self.num_intents)
+            for wall in self.walls
+        ]
         self.seed = 0
         self.turn = 0
         self.distance = 0
@@ -219,14 +226,14 @@ class CraftGame:
             "remove_attempted": bool(result[turn_kernels.RESULT_REMOVE_ATTEMPTED]),
             "followed_oracle": bool(result[turn_kernels.RESULT_FOLLOWED]),
             "candidates": candidates,
-            "board_before": board_before,
+            "board_before": Structure(board_before, n, _trusted=True),
             "reward": float(result[turn_kernels.RESULT_REWARD]),
             "terminated": terminated,
             "truncated": truncated,
         }
         self.last_outcome = outcome
-        self.conversation.append({"turn": self.turn, "speaker": "builder", "intent": None,
-                                  "text": self._builder_note(outcome)})
+        self.conversation.append({"turn": self.turn, "speaker": "builder", "intent": None, "text": None,
+                                  "outcome": outcome})
         if not self.done:
             self.begin_turn()
         return outcome
@@ -246,7 +253,8 @@ class CraftGame:
             return -1, reply.move, reply.question, str(error)
 
     @staticmethod
-    def _builder_note(outcome: dict[str, Any]) -> str:
+    def builder_note(outcome: dict[str, Any]) -> str:
+        """The builder's turn as one conversation line (what it did and whether it worked)."""
         if outcome["question"] and outcome["move"] is None:
             return f"asks: {outcome['question']}"
         if outcome["move"] is None and outcome["legal"]:
@@ -276,23 +284,17 @@ class CraftGame:
         return out
 
     def turn_fraction(self) -> float:
-        """Turns played over ``max_turns`` (the observation's last board-independent value)."""
+        """Turns played over ``max_turns`` (the observation's last, board-independent value)."""
         return min(self.turn / self.config.max_turns, 1.0)
 
     def builder_observation(self) -> np.ndarray:
         out = np.empty(self.builder_dim, np.float32)
-        fill_builder_obs(
-            self.board, self.n, VALUE_TO_CODE_INDEX, self.all_visible, self.spoken, self.num_intents,
-            self.turn_fraction(), out,
-        )
+        fill_builder_obs(*self._builder_args, self.turn_fraction(), out)
         return out
 
     def director_observation(self, seat: int) -> np.ndarray:
         out = np.empty(self.director_dim, np.float32)
-        fill_director_obs(
-            self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.director_visible, self.walls[seat],
-            self.spoken, self.num_intents, self.turn_fraction(), seat, out,
-        )
+        fill_director_obs(*self._director_args[seat], self.turn_fraction(), seat, out)
         return out
 
     def board_structure(self) -> Structure:

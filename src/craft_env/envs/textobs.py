@@ -46,7 +46,9 @@ def conversation_lines(game) -> list[tuple[str, str]]:
     for entry in game.conversation:
         speaker = entry["speaker"]
         text = entry["text"]
-        if text is None and entry["intent"] is not None:
+        if entry.get("outcome") is not None:
+            text = game.builder_note(entry["outcome"])
+        elif text is None and entry["intent"] is not None:
             text = intent_to_text(entry["intent"], game.intents[SEATS.index(speaker)])
         lines.append((f"turn {entry['turn']} {speaker}", text or ""))
     return lines

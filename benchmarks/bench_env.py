@@ -1,0 +1,178 @@
+"""Agent steps per second of the PettingZoo envs, beside a do-nothing env of the same shape.
+
+Run: ``python benchmarks/bench_env.py [--steps 200000]``.
+
+Every env is driven by the same loop with random legal actions (a uniform
+draw over the action mask from a pre-drawn pool of random numbers), so the
+do-nothing env's rate is the floor set by PettingZoo's API and the loop
+itself; the ratio says how much of the budget the game takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+
+import craft_env
+
+AGENTS = ["director_1", "director_2", "director_3", "builder"]
+
+
+class _Picker:
+    """Uniform random legal action from an int8 mask, cheap enough not to dominate the loop."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.pool = np.random.default_rng(seed).random(1 << 16)
+        self.index = 0
+
+    def __call__(self, mask: np.ndarray) -> int:
+        legal = np.flatnonzero(mask)
+        self.index = (self.index + 1) & 0xFFFF
+        return int(legal[int(self.pool[self.index] * len(legal))])
+
+
+class NullAEC(AECEnv):
+    """A do-nothing AEC env with CRAFT's agents, spaces and episode length."""
+
+    metadata = {"name": "null_v0", "render_modes": []}
+
+    def __init__(self, max_turns: int = 20) -> None:
+        super().__init__()
+        reference = craft_env.raw_env()
+        self.possible_agents = list(AGENTS)
+        self.observation_spaces = dict(reference.observation_spaces)
+        self.action_spaces = dict(reference.action_spaces)
+        self.max_steps = 4 * max_turns
+        self._obs = {a: self.observation_spaces[a].sample() for a in AGENTS}
+        for obs in self._obs.values():
+            obs["action_mask"][:] = 1
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    def reset(self, seed=None, options=None):
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos = {a: {} for a in AGENTS}
+        self.steps = 0
+        self._index = 0
+        self.agent_selection = AGENTS[0]
+
+    def observe(self, agent):
+        obs = self._obs[agent]
+        return {"observation": obs["observation"].copy(), "action_mask": obs["action_mask"].copy()}
+
+    def step(self, action):
+        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+            self._was_dead_step(action)
+            return
+        self.steps += 1
+        if self.steps >= self.max_steps:
+            for agent in AGENTS:
+                self.truncations[agent] = True
+        self._index = (self._index + 1) % 4
+        self.agent_selection = AGENTS[self._index]
+
+
+class NullParallel(ParallelEnv):
+    """A do-nothing Parallel env with CRAFT's agents, spaces and two parallel steps per turn."""
+
+    metadata = {"name": "null_parallel_v0", "render_modes": []}
+
+    def __init__(self, max_turns: int = 20) -> None:
+        self.inner = NullAEC(max_turns)
+        self.possible_agents = list(AGENTS)
+        self.max_steps = 2 * max_turns
+
+    def observation_space(self, agent):
+        return self.inner.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.inner.action_spaces[agent]
+
+    def reset(self, seed=None, options=None):
+        self.agents = list(AGENTS)
+        self.steps = 0
+        return {a: self.inner.observe(a) for a in AGENTS}, {a: {} for a in AGENTS}
+
+    def step(self, actions):
+        self.steps += 1
+        done = self.steps >= self.max_steps
+        observations = {a: self.inner.observe(a) for a in AGENTS}
+        rewards = dict.fromkeys(AGENTS, 0.0)
+        terminations = dict.fromkeys(AGENTS, False)
+        truncations = dict.fromkeys(AGENTS, done)
+        if done:
+            self.agents = []
+        return observations, rewards, terminations, truncations, {a: {} for a in AGENTS}
+
+
+def aec_rate(env, steps: int) -> float:
+    """Agent steps per second over ``steps`` steps (episodes restarted as needed)."""
+    pick = _Picker()
+    env.reset(seed=0)
+    done = 0
+    start = time.perf_counter()
+    while done < steps:
+        for agent in env.agent_iter():
+            obs, _, termination, truncation, _ = env.last()
+            env.step(None if termination or truncation else pick(obs["action_mask"]))
+            done += 1
+            if done >= steps:
+                break
+        else:
+            env.reset()
+    return done / (time.perf_counter() - start)
+
+
+def parallel_rate(env, steps: int) -> float:
+    """Joint (parallel) steps per second."""
+    pick = _Picker()
+    observations, _ = env.reset(seed=0)
+    done = 0
+    start = time.perf_counter()
+    while done < steps:
+        actions = {agent: pick(obs["action_mask"]) for agent, obs in observations.items()}
+        observations, *_ = env.step(actions)
+        done += 1
+        if not env.agents:
+            observations, _ = env.reset()
+    return done / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200_000, help="agent steps per measurement")
+    args = parser.parse_args()
+    aec_rate(craft_env.raw_env(), 2_000)
+    parallel_rate(craft_env.parallel_env(), 1_000)
+    null_aec = aec_rate(NullAEC(), args.steps)
+    null_parallel = parallel_rate(NullParallel(), args.steps // 4)
+    rows = [
+        ("raw_env (AEC)", aec_rate(craft_env.raw_env(), args.steps), null_aec, "agent steps/s", 200_000),
+        ("env() (AEC, checked)", aec_rate(craft_env.env(), args.steps), null_aec, "agent steps/s", 50_000),
+        ("parallel_env()", parallel_rate(craft_env.parallel_env(), args.steps // 4), null_parallel,
+         "joint steps/s", 150_000),
+        ("raw_env, oracle_n=5", aec_rate(craft_env.raw_env(oracle_n=5), args.steps), null_aec, "agent steps/s",
+         None),
+        ("raw_env, text mode", aec_rate(craft_env.raw_env(message_mode="text"), args.steps // 20), null_aec,
+         "agent steps/s", None),
+    ]
+    print(f"{'env':24} {'rate':>12} {'null env':>12} {'ratio':>7} {'goal':>9}  unit")
+    for name, rate, floor, unit, goal in rows:
+        goal_text = f"{goal:,}" if goal else "-"
+        print(f"{name:24} {rate:12,.0f} {floor:12,.0f} {rate / floor:7.2f} {goal_text:>9}  {unit}")
+
+
+if __name__ == "__main__":
+    main()
