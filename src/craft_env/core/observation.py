@@ -127,3 +127,13 @@ def fill_director_obs(board, target, n, code_of, visible, wall, spoken, num_inte
     offset += 1
     for s in range(spoken.shape[0]):
         out[offset + s] = 1.0 if s == seat else 0.0
+
+
+@njit(cache=True)
+def fill_all_obs(board, target, n, code_of, director_visible, builder_visible, walls, spoken, num_intents,
+                 turn_fraction, director_out, builder_out):
+    """Every agent's observation in one call: directors into rows of ``director_out``, then the builder."""
+    for seat in range(walls.shape[0]):
+        fill_director_obs(board, target, n, code_of, director_visible, walls[seat], spoken, num_intents,
+                          turn_fraction, seat, director_out[seat])
+    fill_builder_obs(board, n, code_of, builder_visible, spoken, num_intents, turn_fraction, builder_out)

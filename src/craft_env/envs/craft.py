@@ -148,6 +148,26 @@ class _CraftBase:
     def director_order(self) -> list[str]:
         return [SEATS[k] for k in self.game.order.tolist()]
 
+    def _observe_all(self, builder_idle: bool) -> dict[str, dict[str, Any]]:
+        """All four observations at once (the Parallel env's path): one kernel call, one mask copy."""
+        game = self.game
+        directors, builder = game.all_observations()
+        director_masks = (
+            np.broadcast_to(self._noop_director_mask, game.director_masks.shape) if not builder_idle
+            else game.director_masks
+        ).copy()
+        builder_mask = (self._noop_builder_mask if builder_idle else game.builder_mask).copy()
+        observations = {
+            agent: {"observation": directors[seat], "action_mask": director_masks[seat]}
+            for seat, agent in enumerate(DIRECTORS)
+        }
+        observations[BUILDER] = {"observation": builder, "action_mask": builder_mask}
+        if self.config.text_observations:
+            for seat, agent in enumerate(DIRECTORS):
+                observations[agent]["text"] = director_text(game, seat)
+            observations[BUILDER]["text"] = builder_text(game)
+        return observations
+
     def _observe(self, agent: str, idle: bool) -> dict[str, Any]:
         game = self.game
         if agent == BUILDER:
@@ -342,8 +362,7 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
         self.game.reset(seed)
         self.agents = list(AGENTS)
         self._builder_phase = False
-        observations = {a: self._observe(a, idle=(a == BUILDER)) for a in AGENTS}
-        return observations, {a: {} for a in AGENTS}
+        return self._observe_all(builder_idle=True), {a: {} for a in AGENTS}
 
     def step(self, actions: dict[str, Any]):
         if not self.agents:
@@ -356,7 +375,7 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
                 infos[agent] = game.speak(seat, actions.get(agent, 0))
             infos[BUILDER] = {}
             self._builder_phase = True
-            observations = {a: self._observe(a, idle=(a != BUILDER)) for a in AGENTS}
+            observations = self._observe_all(builder_idle=False)
             zero = dict.fromkeys(AGENTS, 0.0)
             false = dict.fromkeys(AGENTS, False)
             return observations, zero, false, dict(false), infos
@@ -368,7 +387,7 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
         rewards = dict.fromkeys(AGENTS, outcome["reward"])
         terminations = dict.fromkeys(AGENTS, outcome["terminated"])
         truncations = dict.fromkeys(AGENTS, outcome["truncated"])
-        observations = {a: self._observe(a, idle=(a == BUILDER)) for a in AGENTS}
+        observations = self._observe_all(builder_idle=True)
         if game.done:
             self.agents = []
         return observations, rewards, terminations, truncations, infos

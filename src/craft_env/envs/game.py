@@ -28,6 +28,7 @@ from craft_env.core.moves import Move
 from craft_env.core.observation import (
     builder_obs_dim,
     director_obs_dim,
+    fill_all_obs,
     fill_builder_obs,
     fill_director_obs,
 )
@@ -53,6 +54,7 @@ class CraftGame:
         self.num_intents = self.intents[0].num_intents
         self.noop = self.table.noop
         self.walls = [seat_cell_indices(seat, n) for seat in SEATS]
+        self.wall_array = np.stack(self.walls)
         self.all_visible = np.ones(n * n, np.int8)
         if config.director_sees == "walls":
             visible = np.zeros(n * n, np.int8)
@@ -296,6 +298,16 @@ class CraftGame:
         out = np.empty(self.director_dim, np.float32)
         fill_director_obs(*self._director_args[seat], self.turn_fraction(), seat, out)
         return out
+
+    def all_observations(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every agent's observation in one kernel call: ``(directors (3, D), builder (D',))``."""
+        directors = np.empty((NUM_DIRECTORS, self.director_dim), np.float32)
+        builder = np.empty(self.builder_dim, np.float32)
+        fill_all_obs(
+            self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.director_visible, self.all_visible,
+            self.wall_array, self.spoken, self.num_intents, self.turn_fraction(), directors, builder,
+        )
+        return directors, builder
 
     def board_structure(self) -> Structure:
         return Structure(self.board.copy(), self.n, _trusted=True)
