@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from craft_env.core import oracle as kernels
-from craft_env.core.board import Structure, cached_move
+from craft_env.core.board import Structure, cached_move, cached_moves
 from craft_env.core.encoding import action_table
 from craft_env.core.moves import Move
 
@@ -53,17 +53,20 @@ def optimal_actions(current: Structure, target: Structure) -> np.ndarray:
     return ids[:count]
 
 
-def _moves_for(current: Structure, actions) -> list[Move]:
-    n, cells = current.n, current.array
-    table = action_table(n)
-    heights = np.count_nonzero(cells, axis=1)
-    out = []
-    for action in actions:
-        level = int(heights[table.cell_a[action]])
-        if table.kind[action] == 2:
-            level -= 1
-        out.append(cached_move(n, current.height, action, level))
-    return out
+def _optimal_rows(current: Structure, target: Structure) -> np.ndarray:
+    """The optimal ``(action id, layer)`` rows, ids increasing (int16 ``(k, 2)``)."""
+    _check_pair(current, target)
+    table = action_table(current.n)
+    out = np.empty((table.num_actions, 2), np.int16)
+    count = kernels.optimal_action_layers(
+        current.array, target.array, current.n, table.pair_of, table.large_offset, table.remove_offset, out
+    )
+    return out[:count]
+
+
+def _moves_for(current: Structure, rows: np.ndarray) -> list[Move]:
+    moves = cached_moves(current.n, current.height)
+    return [moves[action][layer + 1] for action, layer in rows.tolist()]
 
 
 def optimal_moves(current: Structure, target: Structure) -> list[Move]:
@@ -72,7 +75,7 @@ def optimal_moves(current: Structure, target: Structure) -> list[Move]:
     Empty exactly when ``current == target``. A large removal appears once
     per half (the two cells name the same block), as in the action table.
     """
-    return _moves_for(current, optimal_actions(current, target).tolist())
+    return _moves_for(current, _optimal_rows(current, target))
 
 
 def plan(current: Structure, target: Structure) -> list[Move]:
@@ -105,7 +108,7 @@ def sample_candidates(
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n: number of candidates must be a non-negative int, got {n!r}")
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    actions = optimal_actions(current, target)
-    if len(actions) > n:
-        actions = generator.choice(actions, size=n, replace=False)
-    return _moves_for(current, actions.tolist())
+    rows = _optimal_rows(current, target)
+    if len(rows) > n:
+        rows = rows[generator.choice(len(rows), size=n, replace=False)]
+    return _moves_for(current, rows)

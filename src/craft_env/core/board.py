@@ -59,6 +59,17 @@ def cached_move(n: int, height: int, action: int, layer: int) -> Move:
     return _move_cache(n, height)[action][layer + 1]
 
 
+def cached_moves(n: int, height: int) -> list[list[Move]]:
+    """All shared ``Move`` objects: ``cached_moves(n, height)[action][layer + 1]`` (index 0: no layer)."""
+    return _move_cache(n, height)
+
+
+@functools.lru_cache(maxsize=None)
+def _default_wall_size(n: int) -> int:
+    """How many cells lie on a default seat's wall (row 0, column 0 or column n-1)."""
+    return sum(1 for i in range(n) for j in range(n) if i == 0 or j == 0 or j == n - 1)
+
+
 def complexity_tier(entries: int, n: int = DEFAULT_N, height: int = DEFAULT_HEIGHT) -> str:
     """Tier by total cell entries: the paper's cut-offs (<=22 simple, <=24 medium) for 3x3x3.
 
@@ -66,7 +77,7 @@ def complexity_tier(entries: int, n: int = DEFAULT_N, height: int = DEFAULT_HEIG
     (cells on no default wall hold 0..height-1 blocks): <= 1/4 simple,
     <= 3/4 medium, else complex.
     """
-    wall = sum(1 for i in range(n) for j in range(n) if i == 0 or j == 0 or j == n - 1)
+    wall = _default_wall_size(n)
     hidden_capacity = (n * n - wall) * (height - 1)
     extra = entries - wall * height
     if hidden_capacity <= 0:
@@ -121,12 +132,16 @@ class Structure:
         if cells.flags.writeable:
             cells = cells.copy()
             cells.flags.writeable = False
-        self._cells = cells
-        self.n = n
-        self.height = cells.shape[1]
-        self.id = id
-        self.complexity = complexity
-        self._hash = None
+        setattr_ = object.__setattr__
+        setattr_(self, "_cells", cells)
+        setattr_(self, "n", n)
+        setattr_(self, "height", cells.shape[1])
+        setattr_(self, "id", id)
+        setattr_(self, "complexity", complexity)
+        setattr_(self, "_hash", None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Structure is immutable (cannot set {name!r}); make a new one")
 
     @classmethod
     def empty(cls, n: int = DEFAULT_N, height: int = DEFAULT_HEIGHT) -> Structure:
@@ -371,16 +386,12 @@ class Structure:
     def legal_moves(self) -> list[Move]:
         """Every legal move (no-op excluded), each with the layer it acts on."""
         table = action_table(self.n)
-        mask = self.legal_mask()
-        heights = np.count_nonzero(self._cells, axis=1)
+        codes = np.empty(table.num_actions, np.int8)
+        rules.fill_legal_layers(self._cells, self.n, table.kind, table.cell_a, table.cell_b, codes)
         moves = _move_cache(self.n, self.height)
-        out = []
-        for action in np.flatnonzero(mask[:-1]).tolist():
-            level = int(heights[table.cell_a[action]])
-            if table.kind[action] == 2:
-                level -= 1
-            out.append(moves[action][level + 1])
-        return out
+        codes_list = codes.tolist()
+        codes_list.pop()  # the no-op
+        return [moves[action][code] for action, code in enumerate(codes_list) if code]
 
     # ------------------------------------------------------------- value/display
 

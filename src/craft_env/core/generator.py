@@ -22,6 +22,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from craft_env.core.board import Structure, complexity_tier
+from craft_env.core.encoding import check_size
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -115,9 +118,6 @@ def generate_structure(seed: int, n: int = 3, height: int = 3, id: str | None = 
 
     Deterministic across processes and platforms; ``complexity`` is the tier.
     """
-    from craft_env.core.board import Structure, complexity_tier
-    from craft_env.core.encoding import check_size
-
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed: must be a non-negative int, got {seed!r}")
     check_size(n, height)

@@ -93,8 +93,11 @@ def distance(current, target, n):
 
 
 @njit(cache=True)
-def fill_optimal_mask(current, target, n, pair_of, large_offset, remove_offset, out):
-    """Write the int8 mask of optimal actions into ``out``; return how many there are."""
+def fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset, out):
+    """Write ``1 +`` the layer each optimal action acts on into ``out`` (int8, 0: not optimal).
+
+    Returns how many actions are optimal.
+    """
     cells = n * n
     out[:] = 0
     keep = np.empty(cells, np.int8)
@@ -109,20 +112,47 @@ def fill_optimal_mask(current, target, n, pair_of, large_offset, remove_offset, 
         if hc > keep[c]:
             top = current[c, hc - 1]
             if top < 6 or heights[partner_cell(n, c, top)] == hc:
-                out[remove_offset + c] = 1
+                out[remove_offset + c] = hc
                 count += 1
         elif hc < h:
             v = target[c, hc]
             if v == 0:
                 continue
             if v < 6:
-                out[c * 5 + v - 1] = 1
+                out[c * 5 + v - 1] = hc + 1
                 count += 1
             else:
                 p = partner_cell(n, c, v)
                 if p > c and heights[p] == hc and keep[p] == hc:
-                    out[large_offset + pair_of[c, p] * 5 + (v - 6) // 4] = 1
+                    out[large_offset + pair_of[c, p] * 5 + (v - 6) // 4] = hc + 1
                     count += 1
+    return count
+
+
+@njit(cache=True)
+def fill_optimal_mask(current, target, n, pair_of, large_offset, remove_offset, out):
+    """Write the int8 mask of optimal actions into ``out``; return how many there are."""
+    count = fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset, out)
+    for action in range(out.shape[0]):
+        if out[action]:
+            out[action] = 1
+    return count
+
+
+@njit(cache=True)
+def optimal_action_layers(current, target, n, pair_of, large_offset, remove_offset, out):
+    """Write the optimal ``(action id, layer)`` rows, ids increasing, into ``out`` (int16 ``(A, 2)``).
+
+    Returns how many rows were written.
+    """
+    codes = np.empty(out.shape[0], np.int8)
+    fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset, codes)
+    count = 0
+    for action in range(codes.shape[0]):
+        if codes[action]:
+            out[count, 0] = action
+            out[count, 1] = codes[action] - 1
+            count += 1
     return count
 
 

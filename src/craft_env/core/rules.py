@@ -128,8 +128,8 @@ def apply_action_inplace(board, n, action, kind, cell_a, cell_b, colour):
 
 
 @njit(cache=True)
-def fill_legal_mask(board, n, kind, cell_a, cell_b, out):
-    """Write the int8 legal-move mask of ``board`` into ``out`` (one entry per action id)."""
+def fill_legal_layers(board, n, kind, cell_a, cell_b, out):
+    """Write ``1 +`` the layer each legal action acts on into ``out`` (int8, 0: illegal; the no-op gets 1)."""
     cells = n * n
     h = board.shape[1]
     heights = np.empty(cells, np.int8)
@@ -137,19 +137,28 @@ def fill_legal_mask(board, n, kind, cell_a, cell_b, out):
         heights[c] = stack_height(board, c)
     for action in range(kind.shape[0]):
         k = kind[action]
-        legal = 1
+        code = 1
         if k == KIND_SMALL:
-            legal = 1 if heights[cell_a[action]] < h else 0
+            ha = heights[cell_a[action]]
+            code = ha + 1 if ha < h else 0
         elif k == KIND_LARGE:
             ha = heights[cell_a[action]]
-            legal = 1 if ha < h and ha == heights[cell_b[action]] else 0
+            code = ha + 1 if ha < h and ha == heights[cell_b[action]] else 0
         elif k == KIND_REMOVE:
             a = cell_a[action]
             ha = heights[a]
-            if ha == 0:
-                legal = 0
-            else:
+            code = ha
+            if ha > 0:
                 top = board[a, ha - 1]
                 if top >= 6 and heights[partner_cell(n, a, top)] != ha:
-                    legal = 0
-        out[action] = legal
+                    code = 0
+        out[action] = code
+
+
+@njit(cache=True)
+def fill_legal_mask(board, n, kind, cell_a, cell_b, out):
+    """Write the int8 legal-move mask of ``board`` into ``out`` (one entry per action id)."""
+    fill_legal_layers(board, n, kind, cell_a, cell_b, out)
+    for action in range(out.shape[0]):
+        if out[action]:
+            out[action] = 1
