@@ -72,7 +72,7 @@ def director_text(game, seat: int) -> str:
     target_view = seat_view(game.target_structure(), name)
     parts = [
         f"You are director {name}. Turn {game.turn + 1} of {game.config.max_turns}.",
-        director_frame_description(name, game.n),
+        director_frame_description(name, game.n, game.height),
         f"Your private target view (your wall of the target; only you see it):\n{describe_view(target_view, name)}",
         f"Current board:\n{board_text(game, game.config.director_sees == 'walls')}",
         f"Conversation so far:\n{describe_conversation(conversation_lines(game)) or '(nothing yet)'}",

@@ -1,0 +1,94 @@
+"""Words shared by the move parser and the director-speech parser.
+
+Kept in one place so that "large", "domino", "gl" or "orange" mean the same
+thing whether a builder or a director wrote them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from craft_env.core.encoding import COLOUR_NAMES, COLOURS
+
+COLOUR_INDEX = {name: index for index, name in enumerate(COLOUR_NAMES)}
+
+#: Colour words a model might use that are not in the game; naming one is a
+#: parse error with that word in the reason instead of a silent guess.
+OTHER_COLOURS = (
+    "purple", "violet", "pink", "white", "black", "brown", "grey", "gray", "cyan", "magenta",
+    "indigo", "teal", "gold", "golden", "silver", "beige", "turquoise", "lime", "navy", "maroon",
+    "tan", "crimson", "amber",
+)
+
+_CODE_RE = re.compile(r"\b([gbryo])([sl])\b")
+_NAME_RE = re.compile(r"\b(green|blue|red|yellow|orange)s?\b")
+_LETTER_RE = re.compile(
+    r"\bcolou?r\s*[:=]?\s*([gbryo])\b"
+    r"|\b([gbryo])\s+(?=(?:block|piece|cube|brick|small|large|big|long|domino|single)\b)"
+    r"|\b(?:small|large|single|big|long)\s+([gbryo])\b(?!')"
+)
+_OTHER_COLOUR_RE = re.compile(r"\b(" + "|".join(OTHER_COLOURS) + r")\b")
+
+_LARGE_RE = re.compile(
+    r"\b(large|big|long|domino(?:es)?|double|wide|huge|giant|2\s*x\s*1|1\s*x\s*2|two[\s-]cell|2[\s-]cell"
+    r"|two[\s-]wide|2[\s-]wide)\b"
+)
+_SMALL_RE = re.compile(r"\b(small|little|tiny|1\s*x\s*1|one[\s-]cell|1[\s-]cell|one[\s-]wide|1[\s-]wide)\b")
+_WEAK_SMALL_RE = re.compile(r"\b(single|cube)\b")
+_OTHER_SIZE_RE = re.compile(r"\b(medium|mid[\s-]?sized?|triple|3\s*x\s*1|1\s*x\s*3|tall|half[\s-]sized?)\b")
+
+_FENCE_RE = re.compile(r"^[ \t]*(```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
+
+
+def strip_fences(text: str) -> str:
+    """Drop Markdown code-fence lines (```` ```json ```` ...) and inline backticks, keeping their content."""
+    return _FENCE_RE.sub("", text).replace("`", " ")
+
+
+def find_code(text: str) -> re.Match | None:
+    """The first two-letter block code (``gs``, ``bl``...) in lower-case ``text``."""
+    return _CODE_RE.search(text)
+
+
+def find_colour(text: str) -> tuple[int | None, int, str | None]:
+    """Earliest colour in lower-case ``text``: ``(colour, offset, unknown_word)``.
+
+    A colour is a name (``orange``), a block code (``os``) or a lone letter
+    next to a block word (``r block``, ``small g``). When there is none,
+    ``unknown_word`` is a non-game colour the text names (``purple``), so the
+    caller can say what was wrong.
+    """
+    best: tuple[int, int] | None = None
+    for regex in (_NAME_RE, _CODE_RE, _LETTER_RE):
+        match = regex.search(text)
+        if match is None:
+            continue
+        word = next(g for g in match.groups() if g)
+        colour = COLOUR_INDEX[word] if len(word) > 1 else COLOURS.index(word)
+        if best is None or match.start() < best[1]:
+            best = (colour, match.start())
+    if best is not None:
+        return best[0], best[1], None
+    other = _OTHER_COLOUR_RE.search(text)
+    return None, -1, other.group(1) if other else None
+
+
+def find_size(text: str) -> tuple[bool | None, str | None]:
+    """Whether lower-case ``text`` names a large block: ``(is_large or None, unknown_size_word)``.
+
+    A block code decides; otherwise the earliest size word ("large", "domino",
+    "small", ...), with "single"/"cube" only as a last resort because they
+    also appear next to real size words ("a single large block").
+    """
+    code = _CODE_RE.search(text)
+    if code:
+        return code.group(2) == "l", None
+    large, small = _LARGE_RE.search(text), _SMALL_RE.search(text)
+    if large and small:
+        return large.start() < small.start(), None
+    if large or small:
+        return bool(large), None
+    if _WEAK_SMALL_RE.search(text):
+        return False, None
+    other = _OTHER_SIZE_RE.search(text)
+    return None, other.group(1) if other else None
