@@ -24,32 +24,7 @@ from numba import njit
 
 from craft_env.core.board import Structure, complexity_tier
 from craft_env.core.encoding import check_size
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-_S11 = np.uint64(11)
-
-
-@njit(cache=True, inline="always")
-def _next(state):
-    """Advance the SplitMix64 state array (length 1) and return 53 random bits as int64."""
-    state[0] += _GOLDEN
-    z = state[0]
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    z = z ^ (z >> _S31)
-    return np.int64(z >> _S11)
-
-
-@njit(cache=True, inline="always")
-def _below(state, bound):
-    """A uniform int in ``0 .. bound-1`` (bias below 2**-40 for our bounds)."""
-    return _next(state) % bound
-
+from craft_env.core.random import next_below as _below
 
 @njit(cache=True)
 def generate_into(seed, n, board):
@@ -58,7 +33,7 @@ def generate_into(seed, n, board):
     cells = n * n
     state = np.empty(1, np.uint64)
     state[0] = np.uint64(seed)
-    _next(state)
+    _below(state, 2)
     heights = np.empty(cells, np.int64)
     for c in range(cells):
         i = c // n
