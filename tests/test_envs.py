@@ -343,3 +343,28 @@ def test_rewards_and_truncation():
             assert total == 0.0
         else:
             assert total > 0
+
+
+@pytest.mark.parametrize("mode", ["intent", "text"])
+def test_observing_after_the_game_is_won_works_and_allows_only_the_noop(mode):
+    target = craft_env.load_eval_set()[3]
+    env = craft_env.env(structure=target, oracle_n=1, max_turns=40, message_mode=mode)
+    env.reset(seed=2)
+    for agent in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            assert obs["action_mask"].sum() == 1
+            env.step(None)
+            continue
+        if agent == BUILDER:
+            env.step(int(np.flatnonzero(obs["action_mask"][:-1])[0]))
+        else:
+            env.step(0)
+    assert env.unwrapped.game.distance == 0
+
+
+def test_text_observations_are_printable_ascii():
+    from craft_env.envs.textobs import ascii_text
+
+    assert ascii_text("plain text\nwith lines") == "plain text\nwith lines"
+    assert ascii_text("put the “blue” block – café ✓") == 'put the "blue" block - cafe ?'

@@ -236,9 +236,19 @@ class CraftGame:
         self.last_outcome = outcome
         self.conversation.append({"turn": self.turn, "speaker": "builder", "intent": None, "text": None,
                                   "outcome": outcome})
-        if not self.done:
+        if self.done:
+            self.end_episode()
+        else:
             self.begin_turn()
         return outcome
+
+    def end_episode(self) -> None:
+        """After the last turn: no candidates, and every mask allows only the no-op."""
+        self.num_candidates = 0
+        self.builder_mask[:] = 0
+        self.builder_mask[self.noop] = 1
+        self.director_masks[:] = 0
+        self.director_masks[:, 0] = 1
 
     def _action_from_text(self, text: str) -> tuple[int, Move | None, str | None, str | None]:
         from craft_env.text import ParseError, parse_builder_reply

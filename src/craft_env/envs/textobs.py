@@ -10,6 +10,7 @@ the declared ``gymnasium.spaces.Text`` space.
 
 from __future__ import annotations
 
+import re
 import string
 import unicodedata
 
@@ -19,13 +20,14 @@ from craft_env.envs.config import SEATS
 TEXT_CHARSET = frozenset(string.printable)
 TEXT_MAX_LENGTH = 200_000
 
+_NOT_PRINTABLE = re.compile(r"[^\x20-\x7e\t\n\r\x0b\x0c]")
 _REPLACEMENTS = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
                  "\u2026": "...", "\u00a0": " "}
 
 
 def ascii_text(text: str) -> str:
     """Printable-ASCII version of ``text`` (common punctuation mapped, accents dropped, rest '?')."""
-    if text.isascii() and all(c in TEXT_CHARSET for c in text):
+    if not _NOT_PRINTABLE.search(text):
         return text[:TEXT_MAX_LENGTH]
     out = []
     for char in text:

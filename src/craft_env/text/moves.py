@@ -575,6 +575,9 @@ def _find_followed(body: str) -> str | None:
     return None
 
 
+_WORD_RE = re.compile(r"[A-Za-z]{2,}")
+
+
 def _find_question(body: str) -> str | None:
     for regex in (_QUESTION_TAG, _QUESTION_LINE):
         match = regex.search(body)
@@ -589,9 +592,12 @@ def _sentences(body: str) -> list[str]:
 
 
 def _asked(body: str) -> str | None:
-    """The sentences of ``body`` that end with a question mark, joined; ``None`` if there are none."""
+    """The sentences of ``body`` that end with a question mark and contain a word, joined; else ``None``.
+
+    A run of punctuation ending in '?' (``"}{ %%% ???"``) is garbage, not a question.
+    """
     asked = [s.strip().strip("*_\"' ") for s in _sentences(body) if s.endswith("?")]
-    asked = [s for s in asked if len(s) > 1][:8]
+    asked = [s for s in asked if _WORD_RE.search(s)][:8]
     return " ".join(asked) if asked else None
 
 

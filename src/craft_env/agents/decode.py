@@ -1,0 +1,72 @@
+"""Read a director's numeric observation back into boards and walls.
+
+The layout is ``craft_env.core.observation``'s: ``[board | own target wall
+| intents | turn | seat]``. Scripted directors decode what they were given
+rather than peeking at the environment, so they know exactly what an RL
+director would know: the board (as far as it is visible) and their own wall
+of the target.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from craft_env.core.encoding import large_value, small_value
+from craft_env.core.observation import BOARD_CHANNELS, VIEW_CHANNELS, board_dim, view_dim
+from craft_env.core.views import seat_cell_indices
+
+UNSEEN = -1
+
+
+def decode_board(vector: np.ndarray, n: int, height: int) -> np.ndarray:
+    """Cell values ``(n*n, height)`` (int16) from the board part; ``UNSEEN`` where no channel is set."""
+    block = np.asarray(vector[: board_dim(n, height)]).reshape(n * n, height, BOARD_CHANNELS)
+    out = np.full((n * n, height), UNSEEN, np.int16)
+    for cell in range(n * n):
+        for level in range(height):
+            channels = block[cell, level]
+            if channels[0] > 0.5:
+                out[cell, level] = 0
+                continue
+            codes = np.flatnonzero(channels[1:11] > 0.5)
+            if len(codes) == 0:
+                continue
+            code = int(codes[0])
+            colour, large = code // 2, code % 2 == 1
+            if large:
+                directions = np.flatnonzero(channels[11:15] > 0.5)
+                out[cell, level] = large_value(colour, int(directions[0]) if len(directions) else 0)
+            else:
+                out[cell, level] = small_value(colour)
+    return out
+
+
+def decode_wall_view(vector: np.ndarray, n: int, height: int) -> np.ndarray:
+    """The private target wall ``(n slots, height)``: 0 empty, else ``1 + 2*colour + (looks large)``."""
+    start = board_dim(n, height)
+    block = np.asarray(vector[start : start + view_dim(n, height)]).reshape(n, height, VIEW_CHANNELS)
+    return np.argmax(block, axis=2).astype(np.int16)
+
+
+def apparent_wall(board: np.ndarray, n: int, seat: str) -> np.ndarray:
+    """What ``seat`` sees of ``board`` on its own wall, coded like ``decode_wall_view``.
+
+    A large block looks large only when its other half is on the same wall;
+    unseen cells read as empty.
+    """
+    wall = seat_cell_indices(seat, n).tolist()
+    height = board.shape[1]
+    out = np.zeros((len(wall), height), np.int16)
+    for slot, cell in enumerate(wall):
+        for level in range(height):
+            value = int(board[cell, level])
+            if value <= 0:
+                continue
+            if value < 6:
+                out[slot, level] = 1 + 2 * (value - 1)
+                continue
+            colour, direction = (value - 6) // 4, (value - 6) % 4
+            di, dj = ((-1, 0), (1, 0), (0, -1), (0, 1))[direction]
+            partner = (cell // n + di) * n + (cell % n + dj)
+            out[slot, level] = 1 + 2 * colour + (1 if partner in wall else 0)
+    return out

@@ -1,0 +1,212 @@
+"""Language-model agents: a director and a builder behind any litellm model.
+
+The agent builds its prompt (``prompts``), asks its client for a reply and
+reads the reply robustly. The client is injected: anything with
+``async acomplete(messages)`` returning an object with ``text``,
+``prompt_tokens``, ``completion_tokens``, ``cost`` and ``latency`` (the
+runner passes ``craft_env.eval.llm.ModelClient``), so this module never
+imports litellm and is testable with a fake.
+
+Director replies: ``<think>`` is private, ``<message>`` public; tags may be
+missing, mis-cased or unclosed. A reply without a ``<message>`` tag uses
+the text outside ``<think>`` as the message and records why; an empty
+reply says nothing. Builder replies go through
+``craft_env.text.parse_builder_reply``: a readable move is sent to the
+environment as its canonical line (so the environment judges exactly what
+the model meant, layer claim included), a question as ``QUESTION: ...``,
+and an unreadable reply is sent as raw text so that the environment fails
+the turn with the parse error as its reason.
+
+While a call is in flight its ``AgentContext`` is registered under the
+hash of its messages; the ``scripted/`` litellm provider looks it up to
+answer through the scripted agents, which keeps the whole model path
+testable offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
+from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
+
+MAX_MESSAGE_CHARS = 1200
+MAX_ENV_TEXT_CHARS = 4000
+MAX_RAW_CHARS = 20000
+
+_THINK = re.compile(
+    r"<\s*think(?:ing)?\s*>(.*?)(?:<\s*/\s*think(?:ing)?\s*>|(?=<\s*message\s*>)|\Z)",
+    re.IGNORECASE | re.DOTALL,
+)
+_MESSAGE = re.compile(r"<\s*message\s*>(.*?)(?:<\s*/\s*message\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
+_STRAY_TAG = re.compile(r"<\s*/?\s*(?:think(?:ing)?|message)\s*>", re.IGNORECASE)
+
+
+class CompletionLike(Protocol):
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    latency: float
+
+
+class ChatClient(Protocol):
+    model: str
+
+    async def acomplete(self, messages: list[dict[str, Any]]) -> CompletionLike: ...
+
+
+# ------------------------------------------------------------ context registry
+
+_IN_FLIGHT: dict[str, list[AgentContext]] = {}
+
+
+def messages_key(messages: list[dict[str, Any]]) -> str:
+    """A hash of the roles and contents of a chat (what a provider receives)."""
+    blob = json.dumps([[m.get("role"), m.get("content")] for m in messages], ensure_ascii=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def context_for(messages: list[dict[str, Any]]) -> AgentContext | None:
+    """The context of the agent whose in-flight call sent ``messages`` (for the ``scripted/`` provider)."""
+    waiting = _IN_FLIGHT.get(messages_key(messages))
+    return waiting[-1] if waiting else None
+
+
+@contextmanager
+def _registered(messages: list[dict[str, Any]], context: AgentContext):
+    """Register ``context`` for the call's duration (identical concurrent chats each keep theirs)."""
+    key = messages_key(messages)
+    _IN_FLIGHT.setdefault(key, []).append(context)
+    try:
+        yield
+    finally:
+        waiting = [c for c in _IN_FLIGHT[key] if c is not context]
+        _IN_FLIGHT[key] = waiting
+        if not waiting:
+            del _IN_FLIGHT[key]
+
+
+def _usage(completion: CompletionLike) -> Usage:
+    return Usage(
+        calls=1,
+        prompt_tokens=int(completion.prompt_tokens),
+        completion_tokens=int(completion.completion_tokens),
+        cost=float(completion.cost),
+        latency=float(completion.latency),
+    )
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... [cut: {len(text)} characters in all]"
+
+
+# ------------------------------------------------------------- reply reading
+
+
+def parse_director_reply(text: str) -> tuple[str, str, str | None]:
+    """``(think, message, reason)`` from a director's reply; ``reason`` is ``None`` when well formed."""
+    if not isinstance(text, str) or not text.strip():
+        return "", "", "empty reply"
+    body = _FENCE.sub("", text)
+    think_match = _THINK.search(body)
+    think = think_match.group(1).strip() if think_match else ""
+    message_match = _MESSAGE.search(body)
+    reason = None
+    if message_match:
+        message = message_match.group(1).strip()
+        if not message:
+            reason = "empty <message> tag"
+    else:
+        outside = _THINK.sub(" ", body) if think_match else body
+        message = _STRAY_TAG.sub(" ", outside).strip()
+        reason = (
+            "no <message> tag; used the reply outside <think> as the message"
+            if message
+            else ("no <message> tag and nothing outside <think>")
+        )
+    message = " ".join(message.split())
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = message[:MAX_MESSAGE_CHARS]
+        reason = (reason + "; " if reason else "") + f"message cut to {MAX_MESSAGE_CHARS} characters"
+    return think, message, reason
+
+
+def builder_action(text: str, n: int, height: int) -> tuple[str, tuple[str, ...], str, str | None]:
+    """``(text for the env, followed seats, think, reason)`` from a builder's reply."""
+    from craft_env.text import ParseError, parse_builder_reply
+
+    think_match = _THINK.search(text or "")
+    think = think_match.group(1).strip() if think_match else ""
+    if not isinstance(text, str) or not text.strip():
+        return "", (), think, "empty reply"
+    body = _THINK.sub(" ", text) if think_match else text
+    try:
+        reply = parse_builder_reply(body, n, height)
+    except ParseError as error:
+        return clip(body.strip(), MAX_ENV_TEXT_CHARS), (), think, error.reason
+    followed = (reply.followed,) if reply.followed else ()
+    if reply.move is None or reply.move.action == "noop":
+        question = " ".join((reply.question or "").split())
+        return (
+            (f"QUESTION: {clip(question, MAX_MESSAGE_CHARS)}" if question else "pass"),
+            followed,
+            think,
+            None,
+        )
+    return str(reply.move), followed, think, None
+
+
+# ---------------------------------------------------------------------- agents
+
+
+class LLMDirector:
+    """A director played by a language model."""
+
+    def __init__(self, client: ChatClient) -> None:
+        self.client = client
+        self.name = client.model
+
+    async def act(self, context: AgentContext) -> DirectorReply:
+        archetype = context.archetype or archetype_for(context.structure_index, context.run, context.seat)
+        messages = director_messages(context.text, context.seat, archetype, context.n, context.height)
+        with _registered(messages, context):
+            completion = await self.client.acomplete(messages)
+        think, message, reason = parse_director_reply(completion.text)
+        return DirectorReply(
+            message=message,
+            think=think,
+            raw=clip(completion.text, MAX_RAW_CHARS),
+            reason=reason,
+            usage=_usage(completion),
+        )
+
+
+class LLMBuilder:
+    """A builder played by a language model."""
+
+    def __init__(self, client: ChatClient) -> None:
+        self.client = client
+        self.name = client.model
+
+    async def act(self, context: AgentContext) -> BuilderReply:
+        messages = builder_messages(context.text, context.n, context.height, context.candidates is not None)
+        with _registered(messages, context):
+            completion = await self.client.acomplete(messages)
+        action, followed, think, reason = builder_action(completion.text, context.n, context.height)
+        return BuilderReply(
+            action=action,
+            followed=followed,
+            think=think,
+            raw=clip(completion.text, MAX_RAW_CHARS),
+            reason=reason,
+            usage=_usage(completion),
+        )

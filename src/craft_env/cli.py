@@ -1,0 +1,230 @@
+"""``craft-env``: the command line (run, report, generate). No logic of its own.
+
+* ``craft-env run``: play the benchmark (scripted team on the bundled set by
+  default, any litellm model with ``--director-model``/``--builder-model``),
+  write logs under ``runs/<timestamp>/`` and print the paper's Table 1.
+* ``craft-env report DIR [DIR...]``: the tables and plots from logs alone.
+* ``craft-env generate --n 100 --seed 0 -o structures.json``: structures in
+  the paper's JSON format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+PROG = "craft-env"
+# Options of ``run`` that decide results: on --resume they come from config.json.
+_RESUMABLE = {
+    "director_model": "director-model",
+    "builder_model": "builder-model",
+    "structures": "structures",
+    "dataset": "dataset",
+    "runs": "runs",
+    "turns": "turns",
+    "oracle_n": "oracle-n",
+    "start": "start",
+    "seed": "seed",
+    "director_order": "director-order",
+    "temperature": "temperature",
+    "max_tokens": "max-tokens",
+}
+_DEFAULTS = {
+    "director_model": "scripted",
+    "builder_model": "scripted",
+    "structures": "all",
+    "runs": 1,
+    "turns": 20,
+    "oracle_n": 5,
+    "start": "empty",
+    "seed": 0,
+    "director_order": "random",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="CRAFT: the multi-director block-building benchmark."
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log games (-v) and turns (-vv)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="play the benchmark and print Table 1")
+    run.add_argument(
+        "--director-model", help="'scripted' (default), 'random', or a litellm model, e.g. openai/gpt-4o-mini"
+    )
+    run.add_argument("--builder-model", help="'scripted' (default), 'random', or a litellm model")
+    run.add_argument("--api-base", help="base URL passed to litellm for both roles (e.g. a local server)")
+    run.add_argument("--structures", help="'all' (default) or comma-separated indices, e.g. 0,3,7")
+    run.add_argument(
+        "--dataset", help="a structures JSON file in the paper's format (default: the bundled set)"
+    )
+    run.add_argument("--runs", type=int, help="independent runs of every structure (default 1)")
+    run.add_argument("--turns", type=int, help="turns per game (default 20)")
+    run.add_argument(
+        "--oracle-n", type=int, help="candidate moves shown to the builder; 0 = no oracle (default 5)"
+    )
+    run.add_argument(
+        "--start", help="starting board: empty (default), first_layer, first_two_layers, wall_D1..3"
+    )
+    run.add_argument("--director-order", choices=("random", "fixed"), help="speaking order (default random)")
+    run.add_argument("--seed", type=int, help="base seed of every game (default 0)")
+    run.add_argument("--temperature", type=float, help="sampling temperature passed to the models")
+    run.add_argument("--max-tokens", type=int, help="reply length cap passed to the models")
+    run.add_argument("--concurrency", type=int, default=8, help="games played at once (default 8)")
+    run.add_argument("--timeout", type=float, default=60.0, help="seconds per model call (default 60)")
+    run.add_argument("--num-retries", type=int, default=3, help="retries of a failed model call (default 3)")
+    run.add_argument("--out", help="output directory (default runs/<timestamp>)")
+    run.add_argument(
+        "--resume", action="store_true", help="finish the run in --out (settings from its config.json)"
+    )
+    run.add_argument(
+        "--replay-from",
+        metavar="DIR",
+        help="re-run offline from the model calls recorded in DIR (a miss is an error, not a call)",
+    )
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+    report = commands.add_parser("report", help="Table 1, extras, taxonomy and plots from run logs")
+    report.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
+    report.add_argument(
+        "--out", help="where to write report.md/report.json/plots (default: the DIR, or craft_report)"
+    )
+    report.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+    generate = commands.add_parser("generate", help="write generated structures in the paper's JSON format")
+    generate.add_argument("--n", type=int, default=100, help="how many structures (default 100)")
+    generate.add_argument("--seed", type=int, default=0, help="seed of the first structure (default 0)")
+    generate.add_argument(
+        "-o", "--output", default="structures.json", help="output file (default structures.json)"
+    )
+    return parser
+
+
+class UsageError(ValueError):
+    """A bad command line; printed as one line."""
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from craft_env.eval.runner import load_settings
+    from craft_env.eval.settings import RunSettings
+
+    given = {field: getattr(args, field) for field in _RESUMABLE if getattr(args, field) is not None}
+    common = {
+        "api_base": args.api_base,
+        "concurrency": args.concurrency,
+        "timeout": args.timeout,
+        "num_retries": args.num_retries,
+    }
+    if args.resume:
+        if not args.out:
+            raise UsageError("--resume needs --out DIR, the run to finish")
+        saved = load_settings(args.out)
+        for field, value in given.items():
+            wanted = getattr(RunSettings(out=args.out, **{field: value}), field)
+            if wanted != getattr(saved, field):
+                raise UsageError(
+                    f"--{_RESUMABLE[field]}: {value!r} differs from the run being resumed "
+                    f"({getattr(saved, field)!r}); drop it or start a new --out"
+                )
+        for key, value in common.items():
+            setattr(saved, key, value)
+        saved.__post_init__()
+        return saved
+    out = args.out or str(Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
+    values = {**_DEFAULTS, **given}
+    return RunSettings(out=out, **values, **common, replay_only=bool(args.replay_from))
+
+
+def _check_keys(settings: Any) -> None:
+    from craft_env.eval.settings import is_model
+
+    models = {settings.director_model, settings.builder_model}
+    for model in sorted(m for m in models if is_model(m)):
+        from craft_env.eval.llm import missing_environment
+
+        missing = missing_environment(model, settings.api_base)
+        if missing:
+            raise UsageError(
+                f"model {model!r} needs {' and '.join(missing)} set in the environment "
+                "(or --api-base for a server that needs no key)"
+            )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from craft_env.eval.report import print_tables, terminal_console, write_report
+    from craft_env.eval.runner import run_benchmark, seed_cache
+
+    settings = _settings(args)
+    if args.replay_from:
+        if args.resume:
+            raise UsageError("--replay-from starts a new run; it cannot be combined with --resume")
+        if (Path(settings.out) / "config.json").exists():
+            raise UsageError(f"--out: {settings.out!r} already holds a run; replay into a new directory")
+        seed_cache(settings.out, args.replay_from)
+    else:
+        _check_keys(settings)
+    console = terminal_console()
+    started = time.perf_counter()
+    summaries = run_benchmark(settings, resume=args.resume, progress=not args.no_progress, console=console)
+    elapsed = time.perf_counter() - started
+    results, target = write_report([settings.out], plots=not args.no_plots)
+    print_tables(results, console)
+    errored = sum(s["errored"] for s in summaries)
+    print(f"Logs and report in {target} ({elapsed:.1f} s).")
+    if errored:
+        print(f"{errored} game(s) errored; run again with --resume --out {settings.out} to finish them.")
+        return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from craft_env.eval.report import print_tables, write_report
+
+    results, target = write_report(args.dirs, args.out, plots=not args.no_plots)
+    print_tables(results)
+    print(f"Report written to {target / 'report.md'}")
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from craft_env.datasets import generate_structures, save_structures
+
+    if args.n < 1:
+        raise UsageError(f"--n: expected a positive number of structures, got {args.n}")
+    if args.seed < 0:
+        raise UsageError(f"--seed: expected a non-negative int, got {args.seed}")
+    structures = generate_structures(args.n, args.seed)
+    save_structures(structures, args.output)
+    print(f"Wrote {len(structures)} structures to {args.output}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "report": cmd_report, "generate": cmd_generate}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``craft-env`` console script."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.verbose:
+        logging.getLogger("craft_env").setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
+    try:
+        return COMMANDS[args.command](args)
+    except (UsageError, ValueError) as error:
+        from craft_env.eval.redact import redact
+
+        print(f"{PROG}: error: {redact(str(error))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; finish with --resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

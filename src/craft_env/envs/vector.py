@@ -1,0 +1,450 @@
+"""``vector_env(num_envs, **config)``: CRAFT for ``num_envs`` episodes at once, in numba.
+
+The same game as ``parallel_env()`` (same rules, seeds, observation encoding,
+masks, rewards and action ids; a test plays both side by side), batched:
+every episode of the batch advances in lock-step, numpy arrays in and out,
+one numba call per phase.
+
+====================  ========================================================
+Import                ``craft_env.vector_env(num_envs, **config)``
+Config                the keyword arguments of ``parallel_env()``
+                      (``envs.config.make_config``) except text
+                      (``message_mode="text"``, ``text_observations``) and
+                      ``render_mode``; plus ``structures=`` (one structure, or
+                      bundled-set index, per env, cycled) and ``copy=``
+Turn                  two steps, as in ``parallel_env()``: a director phase
+                      (``step_directors``) then a builder phase
+                      (``step_builder``); ``step`` dispatches on the phase
+Director actions      int ``(num_envs, 3)``: column ``k`` is ``director_{k+1}``'s
+                      intent id; an intent outside its mask is the no-op
+Builder actions       int ``(num_envs,)``: action ids; an illegal one is a
+                      failed turn (board unchanged), never an exception
+Observations          ``{"directors": {"observation": float32 (B, 3, Dd),
+                      "action_mask": int8 (B, 3, I)}, "builder":
+                      {"observation": float32 (B, Db), "action_mask": int8
+                      (B, A)}}``; the idle role's masks are only the no-op
+Rewards               float32 ``(B,)``, the team reward of the builder phase
+                      (zeros after the director phase)
+Terminations          bool ``(B,)``: target complete; truncations at
+                      ``max_turns``
+Auto-reset            an episode that ends in a builder phase restarts at once:
+                      that row of the returned observations is already the
+                      next episode's first (``infos`` still describe the
+                      finished step: its metrics, distance, seed)
+====================  ========================================================
+
+Seeds
+-----
+``reset(seed=s)`` fixes everything. Env ``i`` has the stream seed
+``derive_seed(s, 101, i)`` and its episode ``k`` (``k = 0`` after
+``reset``) has the seed::
+
+    episode_seed(s, i, k) = derive_seed(derive_seed(s, 101, i), 102, k)
+
+(``core.random.derive_seed``; 101/102 are ``batch.STREAM_VECTOR_ENV`` /
+``STREAM_VECTOR_EPISODE``). That episode is exactly
+``parallel_env(**config).reset(seed=episode_seed(s, i, k))``: same target,
+director orders and candidates. ``env.episode_seeds`` holds every env's
+current seed, ``infos["episode_seed"]`` the seed of the episode each
+builder step belonged to.
+
+Buffers
+-------
+The returned observation and mask arrays are read-only views of the env's
+own buffers, updated in place by the next ``step``: copy what you keep
+(``copy=True`` makes every step return fresh copies instead). The kernels
+update them incrementally; see ``core.batch``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Sequence
+
+import numpy as np
+from gymnasium import spaces
+
+from craft_env.core import batch as kernels
+from craft_env.core.board import Structure
+from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
+from craft_env.core.intents import intent_table
+from craft_env.core.metrics import METRIC_NAMES
+from craft_env.core.observation import builder_obs_dim, director_obs_dim
+from craft_env.core.random import derive_seed, normalise_seed
+from craft_env.core.starts import STARTS
+from craft_env.core.turn import (
+    RESULT_DISTANCE,
+    RESULT_FOLLOWED,
+    RESULT_LAYER,
+    RESULT_OPTIMAL,
+    RESULT_REASON,
+    RESULT_REMOVE_ATTEMPTED,
+    RESULT_REMOVE_PRESCRIBED,
+    pack_static,
+)
+from craft_env.core.views import seat_cell_indices
+from craft_env.envs.config import SEATS, make_config
+
+DIRECTORS = tuple(f"director_{k + 1}" for k in range(len(SEATS)))
+BUILDER = "builder"
+ROLES = ("directors", "builder")
+
+
+def episode_seed(base_seed: int, env_index: int, episode: int) -> int:
+    """The seed of episode ``episode`` of env ``env_index`` after ``reset(seed=base_seed)``."""
+    env_seed = derive_seed(normalise_seed(base_seed), kernels.STREAM_VECTOR_ENV, env_index)
+    return int(derive_seed(env_seed, kernels.STREAM_VECTOR_EPISODE, episode))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class CraftVectorEnv:
+    """``num_envs`` CRAFT episodes in lock-step (see the module docstring)."""
+
+    metadata = {"name": "craft_vector_v0"}
+
+    def __init__(
+        self,
+        num_envs: int,
+        structures: Sequence[Structure | int] | None = None,
+        copy: bool = False,
+        **config: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs: must be a positive int, got {num_envs!r}")
+        if config.get("message_mode", "intent") != "intent" or config.get("text_observations"):
+            raise ValueError(
+                "message_mode/text_observations: the vector env plays intents only; "
+                "use craft_env.env() or parallel_env() for text"
+            )
+        if config.get("render_mode") is not None:
+            raise ValueError(
+                "render_mode: the vector env does not render; replay an episode in "
+                "parallel_env(render_mode=...) with reset(seed=env.episode_seeds[i])"
+            )
+        if not isinstance(copy, bool):
+            raise ValueError(f"copy: must be a bool, got {copy!r}")
+        fixed = self._structures(structures, config)
+        self.config = make_config(**config)
+        cfg_obj = self.config
+        self.num_envs = B = int(num_envs)
+        self.copy = copy
+        self.n, self.height = n, height = cfg_obj.n, cfg_obj.height
+        table = action_table(n)
+        self.table = table
+        self.intents = [intent_table(seat, n, height) for seat in SEATS]
+        self.num_actions = A = table.num_actions
+        self.num_intents = I = self.intents[0].num_intents
+        self.noop = table.noop
+        seats = len(SEATS)
+        self.builder_dim = builder_obs_dim(n, height, seats, I)
+        self.director_dim = director_obs_dim(n, height, seats, I)
+        cells = n * n
+
+        walls = np.stack([seat_cell_indices(seat, n) for seat in SEATS]).astype(np.int16)
+        all_visible = np.ones(cells, np.int8)
+        visible = all_visible
+        if cfg_obj.director_sees == "walls":
+            visible = np.zeros(cells, np.int8)
+            visible[walls.ravel()] = 1
+        cfg = np.zeros(kernels.CFG_WIDTH, np.int64)
+        cfg[kernels.CFG_N] = n
+        cfg[kernels.CFG_MAX_TURNS] = cfg_obj.max_turns
+        cfg[kernels.CFG_ORACLE_N] = cfg_obj.oracle_n or 0
+        cfg[kernels.CFG_REWARD] = ("progress_delta", "distance", "sparse").index(cfg_obj.reward)
+        cfg[kernels.CFG_START] = STARTS.index(cfg_obj.start)
+        order = cfg_obj.director_order
+        cfg[kernels.CFG_ORDER:kernels.CFG_ORDER + seats] = order if order is not None else (-1,) * seats
+        cfg[kernels.CFG_NUM_INTENTS] = I
+        fixed_targets = np.zeros((B if fixed is not None else 1, cells, height), np.int8)
+        if fixed is None and cfg_obj.structure is not None:
+            fixed = [cfg_obj.structure]
+        if fixed is not None:
+            fixed_targets = np.stack([fixed[i % len(fixed)].array for i in range(B)]).astype(np.int8)
+        else:
+            cfg[kernels.CFG_GENERATE] = 1
+        self._fixed = fixed
+        self._tables = (
+            cfg, pack_static(n), kernels.pair_cells(n), table.pair_of, *kernels.intent_groups(self.intents, n, height),
+            walls, visible, all_visible, VALUE_TO_CODE_INDEX, fixed_targets,
+        )
+
+        self._boards = np.zeros((B, cells, height), np.int8)
+        self._targets = np.zeros((B, cells, height), np.int8)
+        self._st = np.zeros((B, kernels.ST_WIDTH), np.int64)
+        self._scores = np.zeros((B, 5), np.float64)
+        self._spoken = np.full((B, seats), -1, np.int16)
+        self._order = np.zeros((B, seats), np.int64)
+        self._optimal = np.zeros((B, A), np.int8)
+        self._candidates = np.zeros((B, A), np.int16)
+        self._builder_mask = np.zeros((B, A), np.int8)
+        self._director_masks = np.zeros((B, seats, I), np.int8)
+        self._director_obs = np.zeros((B, seats, self.director_dim), np.float32)
+        self._builder_obs = np.zeros((B, self.builder_dim), np.float32)
+        self._scratch = kernels.new_scratch(B, n)
+        self._state = (
+            self._boards, self._targets, self._st, self._scores, self._spoken, self._order, self._optimal,
+            self._candidates, self._builder_mask, self._director_masks, self._director_obs, self._builder_obs,
+            self._scratch,
+        )
+        self._rewards = np.zeros(B, np.float32)
+        self._terminations = np.zeros(B, bool)
+        self._truncations = np.zeros(B, bool)
+        self._result = np.zeros((B, kernels.RESULT_WIDTH), np.float64)
+        self._intent_legal = np.zeros((B, seats), bool)
+        self._actions = np.zeros(B, np.int64)
+        self._intent_buffer = np.zeros((B, seats), np.int64)
+        self._zero_rewards = _read_only(np.zeros(B, np.float32))
+        self._false = _read_only(np.zeros(B, bool))
+        noop_director = np.zeros(I, np.int8)
+        noop_director[0] = 1
+        noop_builder = np.zeros(A, np.int8)
+        noop_builder[self.noop] = 1
+        self._idle_director_masks = np.broadcast_to(noop_director, (B, seats, I))
+        self._idle_builder_mask = np.broadcast_to(noop_builder, (B, A))
+        self._views = {
+            "director_obs": _read_only(self._director_obs),
+            "builder_obs": _read_only(self._builder_obs),
+            "director_masks": _read_only(self._director_masks),
+            "builder_mask": _read_only(self._builder_mask),
+            "rewards": _read_only(self._rewards),
+            "terminations": _read_only(self._terminations),
+            "truncations": _read_only(self._truncations),
+        }
+        result = self._result
+        self._builder_info_views = {
+            "reason": result[:, RESULT_REASON],
+            "layer": result[:, RESULT_LAYER],
+            "distance": result[:, RESULT_DISTANCE],
+            "optimal": result[:, RESULT_OPTIMAL],
+            "remove_prescribed": result[:, RESULT_REMOVE_PRESCRIBED],
+            "remove_attempted": result[:, RESULT_REMOVE_ATTEMPTED],
+            "followed_oracle": result[:, RESULT_FOLLOWED],
+            "turn": result[:, kernels.RESULT_TURN],
+            **{name: result[:, kernels.RESULT_SCORES + m] for m, name in enumerate(METRIC_NAMES)},
+            "episode_seed": self._st[:, kernels.ST_STEP_SEED],
+            "episode": self._st[:, kernels.ST_STEP_EPISODE],
+        }
+        self._builder_info_views = {k: _read_only(v) for k, v in self._builder_info_views.items()}
+
+        self.possible_agents = [*DIRECTORS, BUILDER]
+        director_space = spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, (self.director_dim,), np.float32),
+            "action_mask": spaces.Box(0, 1, (I,), np.int8),
+        })
+        builder_space = spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, (self.builder_dim,), np.float32),
+            "action_mask": spaces.Box(0, 1, (A,), np.int8),
+        })
+        self.single_observation_spaces = {a: director_space for a in DIRECTORS} | {BUILDER: builder_space}
+        self.single_action_spaces = {a: spaces.Discrete(I) for a in DIRECTORS} | {BUILDER: spaces.Discrete(A)}
+        self.base_seed: int | None = None
+        self._phase: str | None = None
+
+    @staticmethod
+    def _structures(structures: Any, config: dict[str, Any]) -> list[Structure] | None:
+        if structures is None:
+            return None
+        if config.get("structure") is not None:
+            raise ValueError("structures: give either structure= (every env) or structures= (per env), not both")
+        if isinstance(structures, (Structure, int)) or not isinstance(structures, Sequence) or not structures:
+            raise ValueError(f"structures: expected a non-empty sequence of Structures or bundled-set indices, "
+                             f"got {structures!r}")
+        resolved = [make_config(structure=s).structure for s in structures]
+        sizes = {(s.n, s.height) for s in resolved}
+        if len(sizes) != 1:
+            raise ValueError(f"structures: every structure must have the same size, got {sorted(sizes)}")
+        n, height = sizes.pop()
+        for key, value in (("n", n), ("height", height)):
+            if key in config and config[key] != value:
+                raise ValueError(f"{key}: {config[key]!r} does not match the structures' {key} {value}")
+        config["n"], config["height"] = n, height
+        return resolved
+
+    # ------------------------------------------------------------------ spaces
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of one env's ``agent`` (as in ``parallel_env()``)."""
+        return self.single_observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.single_action_spaces[agent]
+
+    # ----------------------------------------------------------------- episode
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """Start episode 0 of every env; ``seed`` is the base seed (random when ``None``)."""
+        self.base_seed = secrets.randbits(63) if seed is None else normalise_seed(seed)
+        st = self._st
+        st[:] = 0
+        for i in range(self.num_envs):
+            st[i, kernels.ST_ENV_SEED] = derive_seed(self.base_seed, kernels.STREAM_VECTOR_ENV, i)
+        kernels.game_reset(self._tables, self._state)
+        self._phase = "directors"
+        infos = {"episode_seed": self.episode_seeds, "episode": self.episode_counts}
+        return self._observations(), infos
+
+    def step(self, actions: Any):
+        """One parallel step: the directors' phase or the builder's, whichever is next.
+
+        ``actions``: an int array ``(B, 3)`` (directors) or ``(B,)`` (builder),
+        or a dict from agent name to a ``(B,)`` array.
+        """
+        if self._phase == "builder":
+            if isinstance(actions, dict):
+                actions = actions[BUILDER]
+            return self.step_builder(actions)
+        if isinstance(actions, dict):
+            zeros = np.zeros(self.num_envs, np.int64)
+            actions = np.stack([np.asarray(actions.get(a, zeros)) for a in DIRECTORS], axis=1)
+        return self.step_directors(actions)
+
+    def step_directors(self, intents: Any):
+        """Director phase: ``intents[b, k]`` is ``director_{k+1}``'s intent in env ``b``."""
+        self._expect("directors")
+        buffer = self._intent_buffer
+        intents = np.asarray(intents)
+        if intents.shape != buffer.shape:
+            raise ValueError(f"intents: expected shape {buffer.shape}, got {intents.shape}")
+        np.copyto(buffer, intents, casting="unsafe")
+        kernels.game_directors(self._tables, self._state, buffer, self._intent_legal)
+        self._phase = "builder"
+        infos = {"intent": _read_only(self._spoken), "intent_legal": _read_only(self._intent_legal)}
+        return self._observations(), self._zero_rewards, self._false, self._false, infos
+
+    def step_builder(self, actions: Any):
+        """Builder phase: ``actions[b]`` is the builder's action id in env ``b``; ends the turn."""
+        self._expect("builder")
+        buffer = self._actions
+        actions = np.asarray(actions)
+        if actions.shape != buffer.shape:
+            raise ValueError(f"actions: expected shape {buffer.shape}, got {actions.shape}")
+        np.copyto(buffer, actions, casting="unsafe")
+        kernels.game_builder(
+            self._tables, self._state, buffer, self._rewards, self._terminations, self._truncations, self._result
+        )
+        self._phase = "directors"
+        views = self._views
+        infos = dict(self._builder_info_views)
+        infos["legal"] = self._result[:, RESULT_REASON] == 0
+        if self.copy:
+            infos = {k: np.array(v) for k, v in infos.items()}
+            return (self._observations(), views["rewards"].copy(), views["terminations"].copy(),
+                    views["truncations"].copy(), infos)
+        return self._observations(), views["rewards"], views["terminations"], views["truncations"], infos
+
+    def _expect(self, phase: str) -> None:
+        if self._phase is None:
+            raise ValueError("step: call reset() first")
+        if self._phase != phase:
+            other = "step_directors" if self._phase == "directors" else "step_builder"
+            raise ValueError(f"step_{phase}: it is the {self._phase}' phase; call {other}() first")
+
+    def _observations(self) -> dict[str, dict[str, np.ndarray]]:
+        views = self._views
+        directors_active = self._phase == "directors"
+        obs = {
+            "directors": {
+                "observation": views["director_obs"],
+                "action_mask": views["director_masks"] if directors_active else self._idle_director_masks,
+            },
+            "builder": {
+                "observation": views["builder_obs"],
+                "action_mask": self._idle_builder_mask if directors_active else views["builder_mask"],
+            },
+        }
+        if self.copy:
+            obs = {role: {k: np.array(v) for k, v in entry.items()} for role, entry in obs.items()}
+        return obs
+
+    # ------------------------------------------------------------- policies
+
+    def scripted_intents(self, out: np.ndarray | None = None) -> np.ndarray:
+        """The scripted directors' intents (``core.scripted``) for every env: int64 ``(B, 3)``, one numba call."""
+        self._expect("directors")
+        if out is None:
+            out = np.empty((self.num_envs, len(SEATS)), np.int64)
+        kernels.game_scripted(self._tables, self._state, out)
+        return out
+
+    def sample_actions(self, seed: int) -> np.ndarray:
+        """Uniformly random allowed actions for the role to move: ``(B, 3)`` intents or ``(B,)`` action ids."""
+        if self._phase is None:
+            raise ValueError("sample_actions: call reset() first")
+        if self._phase == "directors":
+            masks = self._director_masks.reshape(self.num_envs * len(SEATS), -1)
+            return kernels.sample_masks(masks, seed).reshape(self.num_envs, len(SEATS))
+        return kernels.sample_masks(self._builder_mask, seed)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def phase(self) -> str | None:
+        """``"directors"`` or ``"builder"``: who moves next (``None`` before ``reset``)."""
+        return self._phase
+
+    @property
+    def builder_phase(self) -> bool:
+        return self._phase == "builder"
+
+    @property
+    def episode_seeds(self) -> np.ndarray:
+        """Each env's current episode seed (int64 ``(B,)``; ``parallel_env().reset(seed=...)`` replays it)."""
+        return self._st[:, kernels.ST_SEED].copy()
+
+    @property
+    def episode_counts(self) -> np.ndarray:
+        """Each env's current episode index ``k`` (0 after ``reset``)."""
+        return self._st[:, kernels.ST_EPISODE].copy()
+
+    def episode_seed(self, env_index: int, episode: int) -> int:
+        """The seed of episode ``episode`` of env ``env_index`` under the current base seed."""
+        if self.base_seed is None:
+            raise ValueError("episode_seed: call reset() first")
+        return episode_seed(self.base_seed, env_index, episode)
+
+    @property
+    def turns(self) -> np.ndarray:
+        return self._st[:, kernels.ST_TURN].copy()
+
+    @property
+    def distances(self) -> np.ndarray:
+        """Oracle distance of every env's current board."""
+        return self._st[:, kernels.ST_DISTANCE].copy()
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The paper's metrics of every env's current board, ``(B, 5)`` in ``metrics.METRIC_NAMES`` order."""
+        return _read_only(self._scores)
+
+    @property
+    def boards(self) -> np.ndarray:
+        """Current boards, int8 ``(B, n*n, h)`` (read-only view)."""
+        return _read_only(self._boards)
+
+    @property
+    def targets(self) -> np.ndarray:
+        """Every env's target, int8 ``(B, n*n, h)`` (read-only view)."""
+        return _read_only(self._targets)
+
+    @property
+    def optimal_masks(self) -> np.ndarray:
+        """This turn's optimal-move masks (the oracle's moves), int8 ``(B, A)`` (read-only view)."""
+        return _read_only(self._optimal)
+
+    @property
+    def director_orders(self) -> np.ndarray:
+        """This turn's speaking order per env (seat indices), int64 ``(B, 3)``."""
+        return _read_only(self._order)
+
+    def close(self) -> None:
+        pass
+
+
+def vector_env(num_envs: int, **config: Any) -> CraftVectorEnv:
+    """``num_envs`` CRAFT episodes in lock-step as one batched numba env (see the module docstring)."""
+    return CraftVectorEnv(num_envs, **config)

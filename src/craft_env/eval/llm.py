@@ -1,0 +1,314 @@
+"""A model client over litellm: retries with backoff, usage and cost, record/replay.
+
+``ModelClient(model).acomplete(messages)`` (or the blocking ``complete``)
+returns a ``Completion`` with the reply text, token counts, cost and
+latency. This client owns retrying: litellm is called with
+``num_retries=0`` and every attempt is bounded by ``timeout``; rate limits
+(429), server errors (5xx), timeouts and connection errors are retried up
+to ``num_retries`` times with exponential backoff (the sleep function is
+injectable so tests never wait). Anything else, or a retryable error that
+outlives its retries, raises ``ModelCallError``: the game is then marked
+errored and is never given a move or message made up from the failure.
+
+litellm is imported here lazily, on the first call, after setting
+``LITELLM_LOCAL_MODEL_COST_MAP`` so that importing it never reaches the
+network. Error messages are redacted before they leave this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from craft_env.eval.cache import ReplayCache, cache_key
+from craft_env.eval.redact import Redactor
+
+log = logging.getLogger(__name__)
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+class ModelCallError(RuntimeError):
+    """A model call that failed for good (after retries, or not retryable). Message is redacted."""
+
+    def __init__(self, model: str, message: str, *, attempts: int, error_type: str, retryable: bool) -> None:
+        super().__init__(f"{model}: {error_type} after {attempts} attempt(s): {message}")
+        self.model = model
+        self.attempts = attempts
+        self.error_type = error_type
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model reply with its accounting (``cached``: replayed from the record)."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    latency: float = 0.0
+    cached: bool = False
+    attempts: int = 1
+
+
+def import_litellm() -> Any:
+    """Import litellm with its cost map read locally (no network at import time)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import litellm
+    except ImportError:
+        raise ValueError("model: calling a language model needs litellm (pip install litellm)") from None
+
+    from craft_env.eval.provider import register_scripted_provider
+
+    litellm.suppress_debug_info = True
+    register_scripted_provider(litellm)
+    return litellm
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Rate limits, timeouts, connection failures and 5xx are worth another try."""
+    if isinstance(error, (TimeoutError, asyncio.TimeoutError, ConnectionError)):
+        return True
+    names = {cls.__name__ for cls in type(error).__mro__}
+    if names & {
+        "RateLimitError",
+        "Timeout",
+        "APITimeoutError",
+        "APIConnectionError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "BadGatewayError",
+    }:
+        return True
+    status = getattr(error, "status_code", None)
+    return isinstance(status, int) and (status in RETRYABLE_STATUS or status >= 500)
+
+
+def _usage(response: Any) -> tuple[int, int]:
+    usage = getattr(response, "usage", None)
+    if usage is None and isinstance(response, dict):
+        usage = response.get("usage")
+    if usage is None:
+        return 0, 0
+    get = usage.get if isinstance(usage, dict) else lambda name, default=None: getattr(usage, name, default)
+    return int(get("prompt_tokens", 0) or 0), int(get("completion_tokens", 0) or 0)
+
+
+def _text(response: Any) -> str:
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return ""
+    return content if isinstance(content, str) else ""
+
+
+def _cost(litellm: Any, response: Any) -> float:
+    """The call's cost in USD; 0 for models litellm has no price for."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    if cost is None:
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:  # unknown model or provider: no price, not an error
+            cost = 0.0
+    try:
+        return max(0.0, float(cost or 0.0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+@dataclass
+class ModelClient:
+    """Calls one litellm model (any provider string) for one role.
+
+    ``params`` are sampling parameters (``temperature``, ``max_tokens``, ...)
+    and are part of the cache key; ``extra`` are passed to litellm but not
+    keyed (e.g. ``mock_response`` in tests). ``replay_only`` turns a cache
+    miss into a ``ModelCallError`` instead of a network call.
+    """
+
+    model: str
+    api_base: str | None = None
+    api_key: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    num_retries: int = 3
+    timeout: float = 60.0
+    backoff_base: float = 1.0
+    backoff_max: float = 30.0
+    cache: ReplayCache | None = None
+    replay_only: bool = False
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    sync_sleep: Callable[[float], None] = time.sleep
+    jitter: Callable[[], float] = random.random
+    redactor: Redactor = field(default_factory=Redactor)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ValueError(
+                f"model: expected a litellm model string like 'openai/gpt-4o-mini', got {self.model!r}"
+            )
+        if (
+            isinstance(self.num_retries, bool)
+            or not isinstance(self.num_retries, int)
+            or self.num_retries < 0
+        ):
+            raise ValueError(f"num_retries: expected a non-negative int, got {self.num_retries!r}")
+        if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
+            raise ValueError(f"timeout: expected a positive number of seconds, got {self.timeout!r}")
+        self.redactor.add(self.api_key)
+
+    # ------------------------------------------------------------------ helpers
+
+    def key(self, messages: list[dict[str, Any]]) -> str:
+        return cache_key(self.model, messages, self.params)
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (0-based): exponential, capped, jittered."""
+        delay = min(self.backoff_max, self.backoff_base * (2**attempt))
+        return delay * (0.5 + 0.5 * self.jitter())
+
+    def _kwargs(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        kwargs = {"model": self.model, "messages": messages, "timeout": self.timeout, "num_retries": 0}
+        kwargs.update(self.params)
+        kwargs.update(self.extra)
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        return kwargs
+
+    def _replayed(self, key: str) -> Completion | None:
+        record = self.cache.get(key) if self.cache is not None else None
+        if record is None:
+            if self.replay_only:
+                raise ModelCallError(
+                    self.model,
+                    "no recorded reply for this request",
+                    attempts=0,
+                    error_type="CacheMiss",
+                    retryable=False,
+                )
+            return None
+        return Completion(
+            text=record["text"],
+            prompt_tokens=int(record.get("prompt_tokens", 0)),
+            completion_tokens=int(record.get("completion_tokens", 0)),
+            cost=float(record.get("cost", 0.0)),
+            latency=float(record.get("latency", 0.0)),
+            cached=True,
+        )
+
+    def _finish(self, litellm: Any, key: str, response: Any, latency: float, attempts: int) -> Completion:
+        prompt_tokens, completion_tokens = _usage(response)
+        completion = Completion(
+            text=_text(response),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=_cost(litellm, response),
+            latency=round(latency, 6),
+            attempts=attempts,
+        )
+        if self.cache is not None:
+            self.cache.put(
+                {
+                    "key": key,
+                    "model": self.model,
+                    "text": completion.text,
+                    "prompt_tokens": completion.prompt_tokens,
+                    "completion_tokens": completion.completion_tokens,
+                    "cost": completion.cost,
+                    "latency": completion.latency,
+                }
+            )
+        return completion
+
+    def _failure(self, error: BaseException, attempts: int) -> ModelCallError:
+        message = self.redactor.text(str(error) or type(error).__name__)
+        if len(message) > 500:
+            message = message[:500] + "..."
+        return ModelCallError(
+            self.model,
+            message,
+            attempts=attempts,
+            error_type=type(error).__name__,
+            retryable=is_retryable(error),
+        )
+
+    def _should_retry(self, error: BaseException, attempt: int) -> bool:
+        retry = is_retryable(error) and attempt < self.num_retries
+        log.warning(
+            "%s: attempt %d failed (%s)%s",
+            self.model,
+            attempt + 1,
+            type(error).__name__,
+            "; retrying" if retry else "",
+        )
+        return retry
+
+    # --------------------------------------------------------------------- calls
+
+    async def acomplete(self, messages: list[dict[str, Any]]) -> Completion:
+        """One reply, through the cache, retrying transient failures."""
+        key = self.key(messages)
+        replayed = self._replayed(key)
+        if replayed is not None:
+            return replayed
+        litellm = import_litellm()
+        for attempt in range(self.num_retries + 1):
+            start = time.perf_counter()
+            try:
+                response = await asyncio.wait_for(
+                    litellm.acompletion(**self._kwargs(messages)), timeout=self.timeout + 5.0
+                )
+            except Exception as error:
+                if not self._should_retry(error, attempt):
+                    raise self._failure(error, attempt + 1) from None
+                await self.sleep(self.backoff(attempt))
+                continue
+            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1)
+        raise AssertionError("unreachable")
+
+    def complete(self, messages: list[dict[str, Any]]) -> Completion:
+        """Blocking ``acomplete`` through ``litellm.completion``."""
+        key = self.key(messages)
+        replayed = self._replayed(key)
+        if replayed is not None:
+            return replayed
+        litellm = import_litellm()
+        for attempt in range(self.num_retries + 1):
+            start = time.perf_counter()
+            try:
+                response = litellm.completion(**self._kwargs(messages))
+            except Exception as error:
+                if not self._should_retry(error, attempt):
+                    raise self._failure(error, attempt + 1) from None
+                self.sync_sleep(self.backoff(attempt))
+                continue
+            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1)
+        raise AssertionError("unreachable")
+
+
+def missing_environment(model: str, api_base: str | None = None) -> list[str]:
+    """The environment variables litellm needs for ``model`` that are not set (API keys only).
+
+    Our ``scripted/`` models need none; a model reached through ``api_base``
+    (a local server) is not asked for keys it may not need.
+    """
+    litellm = import_litellm()
+    if model.startswith("scripted/") or api_base:
+        return []
+    try:
+        status = litellm.validate_environment(model=model)
+    except Exception:  # an unknown provider string: let the first call report it
+        return []
+    missing = status.get("missing_keys") or []
+    return [name for name in missing if any(word in name for word in ("KEY", "TOKEN", "SECRET"))]

@@ -1,0 +1,131 @@
+"""Game logs: one self-describing JSON line per turn, game markers, and resume.
+
+Layout of an output directory::
+
+    OUT/config.json            the run settings (no secrets)
+    OUT/cache.jsonl            recorded model calls (see ``cache``)
+    OUT/run_<k>/log.jsonl      every line of run k, appended and flushed
+    OUT/run_<k>/summary.json   written when run k finishes
+
+Each line of ``log.jsonl`` names its game (``structure_id``,
+``structure_index``, ``run``), its ``attempt`` and its ``turn_number``, and
+has a ``kind``:
+
+* ``"game"`` with ``event`` ``"start"``, ``"done"`` or ``"errored"``: game
+  markers (``turn_number`` is the last turn played);
+* ``"turn"``: the paper's fields (``structure_before``,
+  ``director_responses`` with think and message, ``oracle_moves``,
+  ``move_attempted``, ``executed``, ``followed_oracle``, ``progress_data``)
+  plus ours (``reason``, ``optimal``, ``remove_prescribed``,
+  ``remove_attempted``, ``tokens``, ``cost``, ``latency``).
+
+Resume: a game is finished when a ``done`` marker exists; only the turns of
+that attempt count. An errored or unfinished game is played again from the
+start under the next attempt number, so stale turns are superseded, never
+mixed in: whatever the reader returns holds each game once and each of its
+turns once.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from craft_env.eval.jsonl import AppendOnlyJsonl, read_jsonl
+from craft_env.eval.redact import Redactor
+
+LOG_NAME = "log.jsonl"
+SUMMARY_NAME = "summary.json"
+CONFIG_NAME = "config.json"
+CACHE_NAME = "cache.jsonl"
+
+
+def run_dir(out: str | os.PathLike, run: int) -> Path:
+    return Path(out) / f"run_{run}"
+
+
+@dataclass
+class GameLog:
+    """One game as the log tells it: its final status and the turns of the attempt that counts."""
+
+    run: int
+    structure_index: int
+    structure_id: str | None
+    status: str = "partial"
+    attempt: int = 0
+    attempts: int = 0
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    marker: dict[str, Any] | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.run, self.structure_index)
+
+
+def read_games(log_path: str | os.PathLike) -> dict[tuple[int, int], GameLog]:
+    """Every game in one ``log.jsonl``, keyed by ``(run, structure_index)``.
+
+    ``status`` is ``done`` (turns of the done attempt, sorted, one per turn
+    number), ``errored`` (last attempt ended in an error), or ``partial``.
+    """
+    turns: dict[tuple[int, int, int], dict[int, dict[str, Any]]] = {}
+    games: dict[tuple[int, int], GameLog] = {}
+    for record in read_jsonl(log_path):
+        try:
+            key = (int(record["run"]), int(record["structure_index"]))
+            attempt = int(record.get("attempt", 1))
+        except (KeyError, TypeError, ValueError):
+            continue
+        game = games.setdefault(key, GameLog(key[0], key[1], record.get("structure_id")))
+        game.attempts = max(game.attempts, attempt)
+        if record.get("kind") == "turn":
+            turns.setdefault((*key, attempt), {})[int(record["turn_number"])] = record
+        elif record.get("kind") == "game":
+            event = record.get("event")
+            if event == "done" and game.status != "done":
+                game.status, game.attempt, game.marker = "done", attempt, record
+            elif event == "errored" and game.status != "done" and attempt >= game.attempt:
+                game.status, game.attempt, game.marker = "errored", attempt, record
+    for game in games.values():
+        if game.status == "done":
+            by_number = turns.get((*game.key, game.attempt), {})
+            game.turns = [by_number[k] for k in sorted(by_number)]
+    return games
+
+
+class RunLog:
+    """Writer for one run's ``log.jsonl`` (appends, flushes every line, redacts)."""
+
+    def __init__(self, out: str | os.PathLike, run: int, redactor: Redactor | None = None) -> None:
+        self.path = run_dir(out, run) / LOG_NAME
+        self.run = run
+        self._writer = AppendOnlyJsonl(self.path, redactor)
+
+    def _header(self, index: int, structure_id: str | None, attempt: int, turn_number: int) -> dict[str, Any]:
+        return {
+            "structure_id": structure_id,
+            "structure_index": index,
+            "run": self.run,
+            "attempt": attempt,
+            "turn_number": turn_number,
+        }
+
+    def game_event(
+        self, event: str, index: int, structure_id: str | None, attempt: int, turn_number: int, **fields: Any
+    ) -> None:
+        record = self._header(index, structure_id, attempt, turn_number)
+        record.update(kind="game", event=event, **fields)
+        self._writer.write(record)
+
+    def turn(
+        self, index: int, structure_id: str | None, attempt: int, turn_number: int, fields: dict[str, Any]
+    ) -> None:
+        record = self._header(index, structure_id, attempt, turn_number)
+        record["kind"] = "turn"
+        record.update(fields)
+        self._writer.write(record)
+
+    def close(self) -> None:
+        self._writer.close()

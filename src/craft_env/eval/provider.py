@@ -1,0 +1,88 @@
+"""The ``scripted/`` litellm provider: the built-in agents behind a model name.
+
+``litellm.completion(model="scripted/team", messages=...)`` answers through
+the scripted agents (``scripted/random`` through the random agents), in the
+same formats a language model is asked for. The agent that sent the
+messages is found through ``craft_env.agents.llm.context_for``, so the whole
+model path (prompts, litellm, retries, cache, reply parsing, logs) runs
+offline and deterministically in tests and demos.
+
+Registered on the first litellm import by ``craft_env.eval.llm``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+PROVIDER = "scripted"
+
+
+def scripted_reply(model: str, messages: list[dict[str, Any]]) -> str:
+    """The reply text the scripted (or random) agent gives for ``messages``."""
+    from craft_env.agents.llm import context_for, messages_key
+    from craft_env.agents.random import RandomBuilder, RandomDirector
+    from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector
+    from craft_env.core.board import cached_move
+
+    context = context_for(messages)
+    if context is None:
+        return "<think>I was called without a game.</think>\n<message>I have nothing to add.</message>"
+    randomised = model.split("/", 1)[-1].startswith("random")
+    seed = int(messages_key(messages)[:15], 16) if randomised else None
+    if context.seat is not None:
+        director = RandomDirector(seed) if randomised else ScriptedDirector()
+        reply = director.decide(context)
+        return f"<think>{reply.think}</think>\n<message>{reply.message}</message>"
+    builder = RandomBuilder(seed) if randomised else ScriptedBuilder()
+    reply = builder.decide(context)
+    followed = ", ".join(reply.followed) or "none"
+    board = context.board
+    from craft_env.core.encoding import action_table
+
+    table = action_table(board.n)
+    if reply.action == table.noop:
+        return (
+            f"<think>{reply.think}</think>\nQUESTION: Which block should I place next?\nFOLLOWED: {followed}"
+        )
+    heights = board.heights().reshape(-1)
+    layer = int(heights[table.cell_a[reply.action]]) - (1 if table.kind[reply.action] == 2 else 0)
+    move = cached_move(board.n, board.height, int(reply.action), layer)
+    return f"<think>{reply.think}</think>\nMOVE: {move}\nFOLLOWED: {followed}"
+
+
+def _approximate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _response(litellm: Any, model: str, messages: list[dict[str, Any]]) -> Any:
+    text = scripted_reply(model, messages)
+    prompt = sum(_approximate_tokens(str(m.get("content") or "")) for m in messages)
+    completion = _approximate_tokens(text)
+    return litellm.ModelResponse(
+        id="scripted-" + hashlib.sha256(text.encode()).hexdigest()[:16],
+        model=model,
+        choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+    )
+
+
+def register_scripted_provider(litellm: Any) -> None:
+    """Add the ``scripted`` provider to ``litellm.custom_provider_map`` (once)."""
+    if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+        return
+    from litellm import CustomLLM
+
+    class ScriptedLLM(CustomLLM):
+        """litellm custom handler answering through the built-in agents."""
+
+        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+            return _response(litellm, model, messages)
+
+        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+            return _response(litellm, model, messages)
+
+    litellm.custom_provider_map = [
+        *litellm.custom_provider_map,
+        {"provider": PROVIDER, "custom_handler": ScriptedLLM()},
+    ]

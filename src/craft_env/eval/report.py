@@ -1,0 +1,274 @@
+"""``craft-env report``: Table 1, extras and the failure taxonomy from logs alone.
+
+Give it output directories of ``craft-env run`` (or single ``run_<k>``
+directories); every run becomes a row, side by side, and an output
+directory with several runs also gets a pooled row. It prints the tables
+in the terminal (rich), writes them as Markdown (``report.md``) and JSON
+(``report.json``), and draws PNG plots (``plots.py``) when matplotlib is
+installed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, GameLog, read_games
+from craft_env.eval.table import progress_curve, remove_curves, table_row
+from craft_env.eval.taxonomy import CATEGORIES
+
+log = logging.getLogger(__name__)
+
+TABLE1 = (
+    ("Prog.", "progress"),
+    ("Comp.", "completion"),
+    ("Pos. Acc.", "position_accuracy"),
+    ("IoU", "iou"),
+    ("Fail", "fail"),
+)
+TAXONOMY_HEADERS = ("Correct", "Layer", "Span", "Wrong colour", "Wrong pos.", "Other")
+
+
+@dataclass
+class RunResult:
+    """One row of the report: a run (or several pooled) of one output directory."""
+
+    label: str
+    config: dict[str, Any]
+    games: list[GameLog]
+    errored: int
+    max_turns: int
+    pooled: bool = False
+    row: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.row = table_row(self.games, self.errored)
+
+    @property
+    def director_model(self) -> str:
+        return str(self.config.get("director_model", "?"))
+
+    @property
+    def builder_model(self) -> str:
+        return str(self.config.get("builder_model", "?"))
+
+    @property
+    def oracle(self) -> str:
+        n = self.config.get("oracle_n")
+        return "?" if n is None else (str(n) if n else "off")
+
+
+def _read_config(out: Path) -> dict[str, Any]:
+    path = out / CONFIG_NAME
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        log.warning("%s: unreadable config; showing the run without it", path)
+        return {}
+
+
+def _run_dirs(path: Path) -> list[Path]:
+    if (path / LOG_NAME).exists():
+        return [path]
+    found = [p for p in path.glob("run_*") if (p / LOG_NAME).exists()]
+    return sorted(
+        found, key=lambda p: int(p.name.split("_", 1)[1]) if p.name.split("_", 1)[1].isdigit() else 0
+    )
+
+
+def load_results(paths: list[str | os.PathLike]) -> list[RunResult]:
+    """Rows for every run under ``paths`` (plus a pooled row per directory with several runs)."""
+    results: list[RunResult] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            raise ValueError(f"report: {os.fspath(raw)!r} is not a directory")
+        runs = _run_dirs(path)
+        if not runs:
+            raise ValueError(f"report: no run logs (run_<k>/{LOG_NAME}) under {os.fspath(raw)!r}")
+        single_run_dir = runs == [path]
+        out = path.parent if single_run_dir else path
+        config = _read_config(out)
+        max_turns = int(config.get("turns", 20))
+        pooled_games: list[GameLog] = []
+        pooled_errored = 0
+        for run in runs:
+            games = list(read_games(run / LOG_NAME).values())
+            done = sorted((g for g in games if g.status == "done"), key=lambda g: g.structure_index)
+            errored = sum(1 for g in games if g.status != "done")
+            label = f"{out.name}/{run.name}"
+            results.append(RunResult(label, config, done, errored, max_turns))
+            pooled_games += done
+            pooled_errored += errored
+        if len(runs) > 1:
+            results.append(
+                RunResult(f"{out.name}/all", config, pooled_games, pooled_errored, max_turns, True)
+            )
+    return results
+
+
+def primary(results: list[RunResult]) -> list[RunResult]:
+    """The rows to plot: pooled rows where a directory has several runs, else the single runs."""
+    pooled_dirs = {r.label.rsplit("/", 1)[0] for r in results if r.pooled}
+    return [r for r in results if r.pooled or r.label.rsplit("/", 1)[0] not in pooled_dirs]
+
+
+def _pm(mean: float, sem: float) -> str:
+    if math.isnan(mean):
+        return "n/a"
+    return f"{mean:.3f} ± {sem:.3f}"
+
+
+def _num(value: float, signed: bool = False) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "n/a"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def table1_cells(result: RunResult) -> list[str]:
+    row = result.row
+    cells = [_pm(row[key], row[key + "_sem"]) for _, key in TABLE1]
+    return cells + [_num(row["remove"]), _num(row["gap"], signed=True)]
+
+
+def extras_cells(result: RunResult) -> list[str]:
+    row = result.row
+    return [
+        str(row["games"]),
+        str(row["errored"]),
+        _num(row["completed"]),
+        f"{row['mean_turns']:.1f}" if not math.isnan(row["mean_turns"]) else "n/a",
+        _num(row["followed_oracle"]),
+        _num(row["remove_prescribed"]),
+        str(row["calls"]),
+        str(row["prompt_tokens"] + row["completion_tokens"]),
+        f"{row['cost']:.4f}",
+    ]
+
+
+def taxonomy_cells(result: RunResult) -> list[str]:
+    found = result.row["taxonomy"]
+    return [_num(found[name]) for name in CATEGORIES] + [str(found["turns"])]
+
+
+TABLE1_HEADERS = ["Run", "Directors", "Builder", "Oracle", *[name for name, _ in TABLE1], "REMOVE", "Gap"]
+EXTRAS_HEADERS = [
+    "Run",
+    "Games",
+    "Errored",
+    "Completed",
+    "Turns/game",
+    "Oracle followed",
+    "Remove prescribed",
+    "Calls",
+    "Tokens",
+    "Cost ($)",
+]
+TAXONOMY_TABLE_HEADERS = ["Run", *TAXONOMY_HEADERS, "Oracle turns"]
+
+
+def _tables(results: list[RunResult]) -> list[tuple[str, list[str], list[list[str]]]]:
+    return [
+        (
+            "Table 1: task performance after the last turn (mean ± SEM over games)",
+            TABLE1_HEADERS,
+            [[r.label, r.director_model, r.builder_model, r.oracle, *table1_cells(r)] for r in results],
+        ),
+        ("Games, oracle use and spend", EXTRAS_HEADERS, [[r.label, *extras_cells(r)] for r in results]),
+        (
+            "Failure taxonomy (fraction of turns where the oracle offered moves)",
+            TAXONOMY_TABLE_HEADERS,
+            [[r.label, *taxonomy_cells(r)] for r in results],
+        ),
+    ]
+
+
+def markdown(results: list[RunResult]) -> str:
+    """The report as Markdown (three tables and a legend)."""
+    lines = ["# CRAFT report", ""]
+    for title, headers, rows in _tables(results):
+        lines += [f"## {title}", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+        lines.append("")
+    lines += [
+        "Prog. is the mean of Comp., Pos. Acc. and IoU (the paper's set-based metrics). Fail is the "
+        "per-game rate of turns whose move failed. REMOVE is the rate of turns with an attempted "
+        "removal, Gap that rate minus the rate of turns where the oracle prescribed one (signed; "
+        "positive: over-removal). Errored games are left out of every number and counted apart.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def terminal_console() -> Any:
+    """A rich console (``None`` without rich); off a terminal, wide enough that tables never wrap."""
+    try:
+        from rich.console import Console
+    except ImportError:
+        return None
+    console = Console()
+    return console if console.is_terminal else Console(width=200)
+
+
+def print_tables(results: list[RunResult], console: Any = None) -> None:
+    """The three tables in the terminal (rich; plain Markdown when rich is not installed)."""
+    console = console or terminal_console()
+    if console is None:
+        print(markdown(results))
+        return
+    from rich.table import Table
+
+    for title, headers, rows in _tables(results):
+        table = Table(title=title, title_justify="left")
+        for index, header in enumerate(headers):
+            table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
+        for cells in rows:
+            table.add_row(*cells)
+        console.print(table)
+
+
+def as_json(results: list[RunResult]) -> list[dict[str, Any]]:
+    """Rows as plain data (NaN becomes null)."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    return [
+        {
+            "label": r.label,
+            "director_model": r.director_model,
+            "builder_model": r.builder_model,
+            "oracle_n": r.config.get("oracle_n"),
+            "pooled": r.pooled,
+            **clean(r.row),
+            "progress_curve": [clean(list(p)) for p in progress_curve(r.games, r.max_turns)],
+        }
+        for r in results
+    ]
+
+
+def write_report(
+    paths: list[str | os.PathLike], out: str | os.PathLike | None = None, plots: bool = True
+) -> tuple[list[RunResult], Path]:
+    """Load ``paths``; write ``report.md``, ``report.json`` and plots into ``out``; return rows, ``out``."""
+    results = load_results(paths)
+    target = Path(out) if out is not None else (Path(paths[0]) if len(paths) == 1 else Path("craft_report"))
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "report.md").write_text(markdown(results), encoding="utf-8")
+    (target / "report.json").write_text(json.dumps(as_json(results), indent=2) + "\n", encoding="utf-8")
+    if plots:
+        from craft_env.eval.plots import draw_plots
+
+        draw_plots(primary(results), target / "plots", curves=(progress_curve, remove_curves))
+    return results, target

@@ -1,0 +1,557 @@
+"""Run the benchmark: many games concurrently, logged turn by turn, resumable.
+
+``run_benchmark(settings)`` plays every selected structure ``runs`` times
+through the AEC environment in text mode (the paper's protocol: each turn
+the three directors speak once in a seeded order, then the builder moves),
+with the agents the settings name. Games run concurrently (asyncio, at most
+``concurrency`` at once); every turn is appended to ``run_<k>/log.jsonl``
+and flushed as it happens (``logs``).
+
+A model call that fails for good (``ModelCallError``) ends its game as
+``errored``; it is never turned into a move or a message. Running again
+with ``resume=True`` skips finished games and replays errored or
+interrupted ones from the start (their recorded model calls come back from
+the cache for free), so a killed run loses and duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
+from craft_env.agents.prompts import archetype_for
+from craft_env.core.board import Structure
+from craft_env.eval.cache import ReplayCache
+from craft_env.eval.llm import ModelCallError, ModelClient
+from craft_env.eval.logs import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
+from craft_env.eval.redact import Redactor
+from craft_env.eval.settings import RunSettings, game_seed, is_model
+from craft_env.eval.table import table_row
+
+log = logging.getLogger(__name__)
+
+BUILDER = "builder"
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One game: structure ``index`` of the dataset in run ``run``, with its episode seed."""
+
+    run: int
+    index: int
+    structure: Structure
+    structure_id: str
+    seed: int
+
+
+@dataclass
+class GameResult:
+    spec: GameSpec
+    status: str
+    turns: int = 0
+    final: dict[str, float] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+
+
+class AgentFactory:
+    """Makes each game's agents; model clients (and their cache) are shared by all games."""
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        cache: ReplayCache | None,
+        redactor: Redactor,
+        client_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.settings = settings
+        options = dict(client_options or {})
+        self.clients: dict[str, ModelClient] = {}
+        for role, model in (("director", settings.director_model), ("builder", settings.builder_model)):
+            if is_model(model):
+                self.clients[role] = ModelClient(
+                    model=model,
+                    api_base=settings.api_base,
+                    params=settings.sampling,
+                    num_retries=settings.num_retries,
+                    timeout=settings.timeout,
+                    cache=cache,
+                    replay_only=settings.replay_only,
+                    redactor=redactor,
+                    **options,
+                )
+
+    @property
+    def needs_text(self) -> bool:
+        """Whether any agent reads text observations (built-in agents read the numeric ones)."""
+        return bool(self.clients)
+
+    def director(self, spec: GameSpec, seat: str) -> Any:
+        model = self.settings.director_model
+        if "director" in self.clients:
+            from craft_env.agents.llm import LLMDirector
+
+            return LLMDirector(self.clients["director"])
+        if model == "random":
+            from craft_env.agents.random import RandomDirector
+
+            return RandomDirector(game_seed(spec.seed, spec.run, 1 + int(seat[1:])))
+        from craft_env.agents.scripted import ScriptedDirector
+
+        return ScriptedDirector()
+
+    def builder(self, spec: GameSpec) -> Any:
+        model = self.settings.builder_model
+        if "builder" in self.clients:
+            from craft_env.agents.llm import LLMBuilder
+
+            return LLMBuilder(self.clients["builder"])
+        if model == "random":
+            from craft_env.agents.random import RandomBuilder
+
+            return RandomBuilder(game_seed(spec.seed, spec.run, 0))
+        from craft_env.agents.scripted import ScriptedBuilder
+
+        return ScriptedBuilder()
+
+
+def _usage_fields(usage: Usage) -> dict[str, Any]:
+    return {
+        "calls": usage.calls,
+        "tokens": {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens},
+        "cost": round(usage.cost, 10),
+        "latency": round(usage.latency, 6),
+    }
+
+
+def _board_dict(board: Any) -> dict[str, Any]:
+    if isinstance(board, Structure):
+        data = board.to_dict(views=False)
+        return {"structure": data["structure"], "spans": data["spans"]}
+    return board
+
+
+def _director_entry(
+    seat: str, agent: str, order: int, archetype: str | None, reply: DirectorReply, info: dict[str, Any]
+) -> dict[str, Any]:
+    entry = {
+        "director": seat,
+        "agent": agent,
+        "order": order,
+        "archetype": archetype,
+        "think": reply.think,
+        "message": reply.message,
+        "reason": reply.reason,
+        "intent": info.get("intent"),
+        **_usage_fields(reply.usage),
+    }
+    if reply.raw is not None:
+        entry["raw"] = reply.raw
+    return entry
+
+
+def _turn_fields(
+    info: dict[str, Any],
+    directors: list[dict[str, Any]],
+    builder: BuilderReply,
+    candidates: list[Any] | None,
+    order: list[str],
+    usage: Usage,
+) -> dict[str, Any]:
+    builder_entry = {
+        "think": builder.think,
+        "followed": list(builder.followed),
+        "reason": builder.reason,
+        "sent": builder.action if isinstance(builder.action, str) else None,
+        "action_id": builder.action if isinstance(builder.action, int) else None,
+        **_usage_fields(builder.usage),
+    }
+    if builder.raw is not None:
+        builder_entry["raw"] = builder.raw
+    metrics = dict(info["metrics"])
+    metrics["distance"] = int(info["distance"])
+    move = info.get("move_dict")
+    return {
+        "structure_before": _board_dict(info["board_before"]),
+        "director_order": order,
+        "director_responses": directors,
+        "oracle_moves": None if candidates is None else [m.to_dict() for m in candidates],
+        "builder": builder_entry,
+        "move_attempted": move,
+        "move": info.get("move"),
+        "question": info.get("question"),
+        "legal": bool(info["legal"]),
+        "failed": not info["legal"],
+        "executed": bool(info["legal"] and move is not None and move.get("action") != "noop"),
+        "reason": info.get("reason"),
+        "followed_oracle": bool(info["followed_oracle"]),
+        "optimal": bool(info["optimal"]),
+        "remove_prescribed": bool(info["remove_prescribed"]),
+        "remove_attempted": bool(info["remove_attempted"]),
+        "progress_data": metrics,
+        **_usage_fields(usage),
+    }
+
+
+def _context(env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turns: int) -> AgentContext:
+    u = env.unwrapped
+    seat = u.seat_of.get(agent)
+    candidates = None
+    if agent == BUILDER and u.candidates is not None:
+        candidates = tuple(u.candidates)
+    return AgentContext(
+        agent=agent,
+        seat=seat,
+        observation=obs,
+        board=u.board,
+        conversation=tuple(u.conversation),
+        turn=u.turn + 1,
+        max_turns=max_turns,
+        structure_index=spec.index,
+        run=spec.run,
+        candidates=candidates,
+        archetype=archetype_for(spec.index, spec.run, seat) if seat else None,
+    )
+
+
+async def play_game(
+    spec: GameSpec, settings: RunSettings, factory: AgentFactory, run_log: RunLog, attempt: int
+) -> GameResult:
+    """Play one game to its end, logging every turn; errors end it as ``errored``."""
+    import craft_env
+
+    env = craft_env.env(
+        message_mode="text",
+        structure=spec.structure,
+        oracle_n=settings.oracle_n or None,
+        max_turns=settings.turns,
+        start=settings.start,
+        director_order=settings.director_order,
+        text_observations=factory.needs_text,
+    )
+    env.reset(seed=spec.seed)
+    u = env.unwrapped
+    directors = {seat: factory.director(spec, seat) for seat in u.seat_of.values()}
+    builder = factory.builder(spec)
+    run_log.game_event(
+        "start",
+        spec.index,
+        spec.structure_id,
+        attempt,
+        0,
+        seed=spec.seed,
+        complexity=spec.structure.complexity or spec.structure.tier,
+    )
+    total = Usage()
+    turn_usage = Usage()
+    spoken: list[dict[str, Any]] = []
+    last_info: dict[str, Any] = {}
+    try:
+        for agent in env.agent_iter():
+            _, _, termination, truncation, _ = env.last(observe=False)
+            if termination or truncation:
+                env.step(None)
+                continue
+            obs = env.observe(agent)
+            context = _context(env, agent, obs, spec, settings.turns)
+            if agent != BUILDER:
+                reply = await directors[context.seat].act(context)
+                env.step(reply.message)
+                turn_usage += reply.usage
+                spoken.append(
+                    _director_entry(
+                        context.seat, agent, len(spoken), context.archetype, reply, u.infos.get(agent, {})
+                    )
+                )
+                continue
+            order = list(u.director_order)
+            candidates = list(context.candidates) if context.candidates is not None else None
+            reply = await builder.act(context)
+            env.step(reply.action)
+            turn_usage += reply.usage
+            info = u.infos[BUILDER]
+            last_info = info
+            run_log.turn(
+                spec.index,
+                spec.structure_id,
+                attempt,
+                int(info["turn"]),
+                _turn_fields(info, spoken, reply, candidates, order, turn_usage),
+            )
+            log.debug(
+                "turn logged: %s run %d attempt %d turn %d",
+                spec.structure_id,
+                spec.run,
+                attempt,
+                info["turn"],
+            )
+            total += turn_usage
+            turn_usage, spoken = Usage(), []
+    except ModelCallError as error:
+        run_log.game_event(
+            "errored",
+            spec.index,
+            spec.structure_id,
+            attempt,
+            u.turn,
+            error=str(error),
+            error_type=error.error_type,
+            **_usage_fields(total + turn_usage),
+        )
+        return GameResult(spec, "errored", u.turn, usage=total + turn_usage, error=str(error))
+    except Exception as error:  # a bug must not take the other games down; it is logged and counted
+        log.exception("game %s run %d crashed", spec.structure_id, spec.run)
+        run_log.game_event(
+            "errored",
+            spec.index,
+            spec.structure_id,
+            attempt,
+            u.turn,
+            error=f"{type(error).__name__}: {error}",
+            error_type="InternalError",
+        )
+        return GameResult(spec, "errored", u.turn, usage=total + turn_usage, error=str(error))
+    finally:
+        env.close()
+    final = dict(last_info.get("metrics") or {})
+    completed = bool(last_info) and int(last_info.get("distance", 1)) == 0
+    run_log.game_event(
+        "done",
+        spec.index,
+        spec.structure_id,
+        attempt,
+        u.turn,
+        final=final,
+        completed=completed,
+        **_usage_fields(total),
+    )
+    log.info(
+        "game done: %s run %d, %d turns, progress %.3f",
+        spec.structure_id,
+        spec.run,
+        u.turn,
+        final.get("progress", 0.0),
+    )
+    return GameResult(spec, "done", u.turn, final, total)
+
+
+def _write_json(path: Path, data: Any, redactor: Redactor) -> None:
+    """Write JSON atomically (a kill leaves the old file or the new one, never half)."""
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(json.dumps(redactor(data), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def seed_cache(out: str | os.PathLike, source: str | os.PathLike) -> None:
+    """Copy the recorded calls of the run in ``source`` into ``out`` (to replay it offline)."""
+    recorded = Path(source) / CACHE_NAME
+    if not recorded.exists():
+        raise ValueError(f"replay_from: {os.fspath(source)!r} holds no recorded calls ({CACHE_NAME})")
+    target = Path(out) / CACHE_NAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        target.write_bytes(recorded.read_bytes())
+
+
+def prepare_output(settings: RunSettings, resume: bool, redactor: Redactor) -> None:
+    """Create ``out`` with ``config.json``, or check that a resumed run agrees with it."""
+    from craft_env import __version__
+
+    out = Path(settings.out)
+    config_path = out / CONFIG_NAME
+    if config_path.exists() and not resume:
+        raise ValueError(
+            f"out: {os.fspath(out)!r} already holds a run; pass --resume to finish it or choose another --out"
+        )
+    if resume and not config_path.exists():
+        raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
+    out.mkdir(parents=True, exist_ok=True)
+    if not config_path.exists():
+        data = settings.to_dict()
+        data["craft_env_version"] = __version__
+        data["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        _write_json(config_path, data, redactor)
+
+
+def load_settings(out: str | os.PathLike) -> RunSettings:
+    """The settings saved in ``out/config.json`` (for ``--resume``)."""
+    path = Path(out) / CONFIG_NAME
+    if not path.exists():
+        raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["out"] = os.fspath(out)
+    return RunSettings.from_dict(data)
+
+
+class _Progress:
+    """A rich progress bar per run (games done, mean progress, calls, cost), or nothing.
+
+    Drawn only when asked for and given a rich console (so never without rich).
+    """
+
+    def __init__(self, enabled: bool, console: Any = None) -> None:
+        self.bar = None
+        if enabled and console is not None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("progress {task.fields[progress]:.3f}"),
+                TextColumn("calls {task.fields[calls]}"),
+                TextColumn("${task.fields[cost]:.4f}"),
+                TimeElapsedColumn(),
+                console=console,
+            )
+
+    def __enter__(self) -> _Progress:
+        if self.bar is not None:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def add(self, run: int, total: int, done: int) -> Any:
+        if self.bar is None:
+            return None
+        return self.bar.add_task(f"run {run}", total=total, completed=done, progress=0.0, calls=0, cost=0.0)
+
+    def update(self, task: Any, results: list[GameResult]) -> None:
+        if self.bar is None:
+            return
+        finished = [r for r in results if r.status == "done"]
+        mean = sum(r.final.get("progress", 0.0) for r in finished) / len(finished) if finished else 0.0
+        calls = sum(r.usage.calls for r in results)
+        cost = sum(r.usage.cost for r in results)
+        self.bar.update(task, advance=1, progress=mean, calls=calls, cost=cost)
+
+
+async def _run_one(
+    settings: RunSettings,
+    run: int,
+    specs: list[GameSpec],
+    factory: AgentFactory,
+    redactor: Redactor,
+    progress: _Progress,
+) -> dict[str, Any]:
+    out = Path(settings.out)
+    log_path = run_dir(out, run) / "log.jsonl"
+    previous = read_games(log_path)
+    todo = [
+        s for s in specs if previous.get((run, s.index)) is None or previous[(run, s.index)].status != "done"
+    ]
+    task = progress.add(run, len(specs), len(specs) - len(todo))
+    run_log = RunLog(out, run, redactor)
+    semaphore = asyncio.Semaphore(settings.concurrency)
+    results: list[GameResult] = []
+    started = time.perf_counter()
+
+    async def one(spec: GameSpec) -> None:
+        async with semaphore:
+            known = previous.get((run, spec.index))
+            attempt = (known.attempts if known else 0) + 1
+            result = await play_game(spec, settings, factory, run_log, attempt)
+            results.append(result)
+            progress.update(task, results)
+
+    try:
+        await asyncio.gather(*(one(spec) for spec in todo))
+    finally:
+        run_log.close()
+    games = read_games(log_path)
+    selected = {(run, s.index) for s in specs}
+    done = [g for key, g in sorted(games.items()) if key in selected and g.status == "done"]
+    errored = len(specs) - len(done)
+    row = table_row(done, errored)
+    summary = {
+        "run": run,
+        "director_model": settings.director_model,
+        "builder_model": settings.builder_model,
+        "prompt_version": settings.prompt_version,
+        "games": len(specs),
+        "done": len(done),
+        "errored": errored,
+        "errors": [
+            {"structure_id": g.structure_id, "error": (g.marker or {}).get("error")}
+            for key, g in sorted(games.items())
+            if key in selected and g.status != "done"
+        ],
+        "seconds_this_session": round(time.perf_counter() - started, 3),
+        "table": {k: v for k, v in row.items() if k != "taxonomy"},
+        "taxonomy": row["taxonomy"],
+    }
+    _write_json(run_dir(out, run) / SUMMARY_NAME, _finite(summary), redactor)
+    return summary
+
+
+def _finite(value: Any) -> Any:
+    """JSON-safe copy: NaN becomes None."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def game_specs(settings: RunSettings, run: int) -> list[GameSpec]:
+    structures = settings.load_structures()
+    return [
+        GameSpec(
+            run,
+            index,
+            structures[index],
+            structures[index].id or f"structure_{index + 1:03d}",
+            game_seed(settings.seed, run, index),
+        )
+        for index in settings.selected()
+    ]
+
+
+async def run_benchmark_async(
+    settings: RunSettings,
+    resume: bool = False,
+    progress: bool = False,
+    console: Any = None,
+    client_options: dict[str, Any] | None = None,
+    redactor: Redactor | None = None,
+) -> list[dict[str, Any]]:
+    """Play (or finish) every run of ``settings``; return one summary per run."""
+    redactor = redactor or Redactor()
+    prepare_output(settings, resume, redactor)
+    needs_cache = any(is_model(m) for m in (settings.director_model, settings.builder_model))
+    cache = ReplayCache(Path(settings.out) / CACHE_NAME, redactor) if needs_cache else None
+    factory = AgentFactory(settings, cache, redactor, client_options)
+    summaries = []
+    try:
+        with _Progress(progress, console) as bar:
+            for run in range(1, settings.runs + 1):
+                summaries.append(
+                    await _run_one(settings, run, game_specs(settings, run), factory, redactor, bar)
+                )
+    finally:
+        if cache is not None:
+            cache.close()
+    return summaries
+
+
+def run_benchmark(
+    settings: RunSettings,
+    resume: bool = False,
+    progress: bool = False,
+    console: Any = None,
+    client_options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Blocking ``run_benchmark_async``."""
+    return asyncio.run(run_benchmark_async(settings, resume, progress, console, client_options))
