@@ -331,17 +331,23 @@ class Structure:
         code = rules.check_action(self._cells, self.n, action, table.kind, table.cell_a, table.cell_b)
         if code != rules.OK:
             return action, self._explain(move, code)
+        reason = self._claims_reason(move, action)
+        return action, reason
+
+    def _claims_reason(self, move: Move, action: int) -> str | None:
+        """Why the block or layer that a legal ``move`` claims is wrong (``None`` if right or unclaimed)."""
         if move.action == "remove" and move.block is not None:
             i, j = move.position
             top = self.stack(i, j)[-1]
             if top != move.block:
-                return action, f"wrong block: the top of {format_position(move.position)} is {top}, not {move.block}"
+                return f"wrong block: the top of {format_position(move.position)} is {top}, not {move.block}"
         if move.layer is not None:
+            table = action_table(self.n)
             layer = int(rules.landing_layer(self._cells, self.n, action, table.kind, table.cell_a))
             if layer != move.layer:
                 verb = "removes from" if move.action == "remove" else "lands on"
-                return action, f"wrong layer: this move {verb} layer {layer}, not layer {move.layer}"
-        return action, None
+                return f"wrong layer: this move {verb} layer {layer}, not layer {move.layer}"
+        return None
 
     def _explain(self, move: Move, code: int) -> str:
         text = rules.REASONS[code]
@@ -364,10 +370,26 @@ class Structure:
 
     def apply(self, move: Move) -> Structure:
         """The board after ``move``; raises ``IllegalMoveError`` (a ``ValueError``) when illegal."""
-        action, reason = self._action_and_reason(move)
-        if reason is not None:
-            raise IllegalMoveError(move, reason)
-        return self.apply_action(action)
+        if not isinstance(move, Move):
+            raise TypeError(f"move: expected a Move, got {type(move).__name__}")
+        try:
+            action = move.to_action(self.n)
+        except ValueError as error:
+            raise IllegalMoveError(move, str(error)) from None
+        if move.action == "remove" and move.block is not None:
+            reason = self.check(move)
+            if reason is not None:
+                raise IllegalMoveError(move, reason)
+        table = action_table(self.n)
+        cells = np.empty_like(self._cells)
+        claimed = -1 if move.layer is None else move.layer
+        code = rules.check_and_apply(
+            self._cells, self.n, action, claimed, table.kind, table.cell_a, table.cell_b, table.colour, cells
+        )
+        if code != rules.OK:
+            raise IllegalMoveError(move, self.check(move) or rules.REASONS[code])
+        cells.flags.writeable = False
+        return Structure(cells, self.n, _trusted=True)
 
     def apply_action(self, action: int) -> Structure:
         """The board after the *legal* action id ``action`` (fast path for environments)."""

@@ -42,7 +42,7 @@ def _check_layer(layer: object) -> int | None:
 class Move:
     """An immutable builder move. Build one with ``place``, ``remove`` or ``noop``."""
 
-    __slots__ = ("action", "block", "position", "span_to", "layer", "_key", "_text")
+    __slots__ = ("action", "block", "position", "span_to", "layer", "_key", "_text", "_action_id")
 
     def __init__(
         self,
@@ -64,6 +64,7 @@ class Move:
         identity_block = block if action == PLACE else None
         object.__setattr__(self, "_key", (action, identity_block, cells))
         object.__setattr__(self, "_text", None)
+        object.__setattr__(self, "_action_id", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Move is immutable")
@@ -179,6 +180,14 @@ class Move:
 
     def to_action(self, n: int = DEFAULT_N) -> int:
         """This move's id in the action table for side ``n``; ``ValueError`` if off the board."""
+        memo = self._action_id
+        if memo is not None and memo[0] == n:
+            return memo[1]
+        action = self._compute_action(n)
+        object.__setattr__(self, "_action_id", (n, action))
+        return action
+
+    def _compute_action(self, n: int) -> int:
         table = action_table(n)
         if self.action == NOOP:
             return table.noop

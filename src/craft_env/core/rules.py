@@ -162,3 +162,20 @@ def fill_legal_mask(board, n, kind, cell_a, cell_b, out):
     for action in range(out.shape[0]):
         if out[action]:
             out[action] = 1
+
+
+@njit(cache=True)
+def check_and_apply(board, n, action, claimed_layer, kind, cell_a, cell_b, colour, out):
+    """Check ``action`` (and a claimed layer, -1 for none); when legal write the new board into ``out``.
+
+    Returns the reason code; ``out`` is only written when it is ``OK``. One
+    call instead of check + layer + copy + apply for ``Structure.apply``.
+    """
+    code = check_action(board, n, action, kind, cell_a, cell_b)
+    if code != OK:
+        return code
+    if claimed_layer >= 0 and landing_layer(board, n, action, kind, cell_a) != claimed_layer:
+        return WRONG_LAYER
+    out[:, :] = board
+    apply_action_inplace(out, n, action, kind, cell_a, cell_b, colour)
+    return OK
