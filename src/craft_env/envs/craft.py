@@ -109,6 +109,8 @@ class _CraftBase:
         self.seat_of = {a: SEATS[k] for k, a in enumerate(DIRECTORS)}
         self._noop_director_mask = np.zeros(self.game.num_intents, np.int8)
         self._noop_director_mask[0] = 1
+        self._noop_director_masks = np.zeros((NUM_DIRECTORS, self.game.num_intents), np.int8)
+        self._noop_director_masks[:, 0] = 1
         self._noop_builder_mask = np.zeros(self.game.num_actions, np.int8)
         self._noop_builder_mask[self.game.noop] = 1
 
@@ -152,10 +154,7 @@ class _CraftBase:
         """All four observations at once (the Parallel env's path): one kernel call, one mask copy."""
         game = self.game
         directors, builder = game.all_observations()
-        director_masks = (
-            np.broadcast_to(self._noop_director_mask, game.director_masks.shape) if not builder_idle
-            else game.director_masks
-        ).copy()
+        director_masks = (game.director_masks if builder_idle else self._noop_director_masks).copy()
         builder_mask = (self._noop_builder_mask if builder_idle else game.builder_mask).copy()
         observations = {
             agent: {"observation": directors[seat], "action_mask": director_masks[seat]}
