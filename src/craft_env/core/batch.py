@@ -24,40 +24,57 @@ Allocation-free
 Nothing allocates inside the batch loop. Where a single-board kernel of
 ``rules``/``oracle``/``random``/``generator``/``turn`` allocates a small
 scratch array (``heights``, ``keep``, a one-element RNG state), this module
-has a variant taking its scratch from a preallocated ``(B, k)`` int64
-array, one row per board (so ``prange`` threads never share scratch), and
-RNG state as a scalar. Each variant computes exactly what its original
-does; ``tests/test_batch.py`` compares them on random batches and checks
-with numba's allocation counters that the drivers do not allocate.
+has a variant taking its scratch from a preallocated ``(B, k)`` int8 array,
+one row per board (44 bytes for 3x3, so ``prange`` threads never share
+scratch), and the RNG state as a scalar. Hot loops test legality with
+arithmetic rather than branches (a legal move is data, and mispredicted
+branches cost more than the work). Each variant computes exactly what its
+original does: ``tests/test_batch.py`` compares them on random batches and
+checks with numba's allocation counters that no driver allocates per board.
 
 The batched game
 ----------------
 ``game_reset``, ``game_directors``, ``game_builder`` and ``game_scripted``
 play ``core.turn``'s ``begin_turn``/``play_builder_action`` logic and the
 ``core.observation`` writers for every episode of a lock-step batch; the
-vector env (``craft_env.envs.vector``) is one numba call per phase. State
-lives in a handful of arrays described in ``GameArrays`` (vector.py owns
-them). Observations are kept up to date *incrementally*: an episode's rows
-are written in full by ``core.observation`` when it starts, and afterwards
-each phase rewrites only what changed (the spoken-intent one-hots, the one
-or two cells the builder's move touched, the turn fraction). The result is
-the same array the full writers produce (tested after every step against
-``parallel_env()``), at a fraction of the memory traffic.
+vector env (``craft_env.envs.vector``) is one numba call per phase. The
+game's arrays travel as two tuples, ``tables`` and ``state`` (listed above
+``_write_cell``; the vector env owns them). Observations are kept up to
+date *incrementally*: an episode's rows are written in full by
+``core.observation`` when it starts, and afterwards each phase rewrites
+only what changed (the spoken-intent one-hots, the one or two cells the
+builder's move touched, the turn fraction). The result is the array the
+full writers produce (tested after every step against ``parallel_env()``),
+at a fraction of the memory traffic.
+
+A note for prange drivers: numba makes the prange index unsigned; a row
+kernel called with it compiles a second time, for ``uint64``, with its
+whole call tree. The drivers cast it back to int64 first.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numba
 import numpy as np
 from numba import njit, prange
 
-from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, KIND_SMALL, VALUE_TO_CODE_INDEX
+from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX
 from craft_env.core.metrics import fill_scores
 from craft_env.core.observation import fill_builder_obs, fill_director_obs
 from craft_env.core.oracle import distance_from_keep, fill_keep_levels
 from craft_env.core.random import STREAM_CANDIDATES, STREAM_ORDER, STREAM_TARGET, derive_seed, mix64
-from craft_env.core.rules import OK, UNKNOWN_ACTION, apply_action_inplace, check_action, partner_cell, stack_height
+from craft_env.core.rules import (
+    OK,
+    UNKNOWN_ACTION,
+    apply_action_inplace,
+    check_action,
+    partner_cell,
+    stack_height,
+)
 from craft_env.core.scripted import scripted_intent
+from craft_env.core.starts import STARTS
 from craft_env.core.turn import (
     RESULT_DISTANCE,
     RESULT_FOLLOWED,
@@ -72,7 +89,7 @@ from craft_env.core.turn import (
 )
 
 # Smallest batch that runs the prange driver (measured on 2 cores; see benchmarks/bench_vector.py).
-PARALLEL_MIN_BATCH = {"legal": 1024, "optimal": 256, "scores": 256, "builder": 64}
+PARALLEL_MIN_BATCH = {"legal": 128, "optimal": 128, "scores": 128, "builder": 64}
 
 # Streams of the vector env's seeds (``core.random`` uses 1..3 inside an episode).
 STREAM_VECTOR_ENV = 101
@@ -91,6 +108,7 @@ def use_parallel(name: str, batch: int) -> bool:
 # --------------------------------------------------------------------------- tables
 
 
+@functools.cache
 def pair_cells(n: int) -> np.ndarray:
     """``(P, 2)`` int16: the two cells of each adjacent pair, in action-table order."""
     from craft_env.core.encoding import action_table
@@ -103,12 +121,12 @@ def pair_cells(n: int) -> np.ndarray:
 
 
 def scratch_width(n: int) -> int:
-    """Columns of int64 scratch one board needs (heights, keep, prefix, order, 4 + 4 neighbours)."""
+    """Columns of int8 scratch one board needs (heights, keep, prefix, order, 4 + 4 neighbours)."""
     return 4 * n * n + 8
 
 
 def new_scratch(batch: int, n: int) -> np.ndarray:
-    return np.zeros((batch, scratch_width(n)), np.int64)
+    return np.zeros((batch, scratch_width(n)), np.int8)
 
 
 # --------------------------------------------------------------------------- row kernels
@@ -116,42 +134,48 @@ def new_scratch(batch: int, n: int) -> np.ndarray:
 
 @njit(cache=True, inline="always")
 def _fill_heights(board, cells, heights):
+    """``rules.stack_height`` of every cell, branch-free: the length of the non-empty bottom run."""
     h = board.shape[1]
     for c in range(cells):
+        alive = 1
         level = 0
-        while level < h and board[c, level] != 0:
-            level += 1
+        for layer in range(h):
+            alive &= board[c, layer] != 0
+            level += alive
         heights[c] = level
+
+
+@njit(cache=True, inline="always")
+def _partner_offset(n, d):
+    """``partner_cell``'s step for direction ``d`` (0..3), without branches."""
+    return (d == 1) * n - (d == 0) * n + (d == 3) * 1 - (d == 2) * 1
 
 
 @njit(cache=True)
 def _legal_from_heights(board, n, pairs, heights, out):
-    """``legal_mask_row`` when ``heights`` is already filled."""
+    """``legal_mask_row`` when ``heights`` is already filled (branch-free: legality is data, not control flow)."""
     cells = n * n
     h = board.shape[1]
     for c in range(cells):
-        v = 1 if heights[c] < h else 0
+        v = np.int8(heights[c] < h)
         base = c * 5
         for colour in range(5):
             out[base + colour] = v
     large_offset = 5 * cells
     for p in range(pairs.shape[0]):
         ha = heights[pairs[p, 0]]
-        v = 1 if ha < h and ha == heights[pairs[p, 1]] else 0
+        v = np.int8((ha < h) & (ha == heights[pairs[p, 1]]))
         base = large_offset + p * 5
         for colour in range(5):
             out[base + colour] = v
     remove_offset = large_offset + 5 * pairs.shape[0]
     for c in range(cells):
         hc = heights[c]
-        v = 1
-        if hc == 0:
-            v = 0
-        else:
-            top = board[c, hc - 1]
-            if top >= 6 and heights[partner_cell(n, c, top)] != hc:
-                v = 0
-        out[remove_offset + c] = v
+        # An empty stack reads layer 0 (empty, so "small"); a large top checks its partner's height.
+        top = board[c, max(hc - 1, 0)]
+        large = top >= 6
+        partner = c + large * _partner_offset(n, (top - 6) & 3)
+        out[remove_offset + c] = np.int8((hc > 0) & ((top < 6) | (heights[partner] == hc)))
     out[remove_offset + cells] = 1
 
 
@@ -235,7 +259,7 @@ def sample_from_mask_row(seed, mask, k, out):
         if mask[a]:
             out[count] = a
             count += 1
-    take = k if k < count else count
+    take = min(count, k)
     state = np.uint64(seed)
     for t in range(take):
         state, r = _draw(state, count - t)
@@ -298,7 +322,7 @@ def generate_row(seed, n, board, heights, order, neighbours, directions):
                 board[neighbours[pick], level] = 6 + 4 * colour + back
 
 
-START_CODES = ("empty", "first_layer", "first_two_layers", "wall_D1", "wall_D2", "wall_D3")
+START_CODES = STARTS  # ``start_row`` takes the index of the start in this tuple
 
 
 @njit(cache=True)
@@ -314,9 +338,9 @@ def start_row(target, n, start, walls, prefix, board):
         if start == 0:
             prefix[c] = 0
         elif start == 1:
-            prefix[c] = count if count < 1 else 1
+            prefix[c] = min(1, count)
         elif start == 2:
-            prefix[c] = count if count < 2 else 2
+            prefix[c] = min(2, count)
         else:
             prefix[c] = 0
             wall = walls[start - 3]
@@ -434,7 +458,7 @@ def _boards3(boards: np.ndarray, name: str = "boards") -> np.ndarray:
 
 
 def _side(boards: np.ndarray) -> int:
-    n = int(round(boards.shape[1] ** 0.5))
+    n = round(boards.shape[1] ** 0.5)
     if n * n != boards.shape[1]:
         raise ValueError(f"boards: second axis must be n*n cells, got {boards.shape[1]}")
     return n
@@ -443,8 +467,8 @@ def _side(boards: np.ndarray) -> int:
 def _scratch(scratch: np.ndarray | None, batch: int, n: int) -> np.ndarray:
     if scratch is None:
         return new_scratch(batch, n)
-    if scratch.shape[0] < batch or scratch.shape[1] < scratch_width(n) or scratch.dtype != np.int64:
-        raise ValueError(f"scratch: need int64 ({batch}, {scratch_width(n)}) at least, got {scratch.shape}")
+    if scratch.shape[0] < batch or scratch.shape[1] < scratch_width(n) or scratch.dtype != np.int8:
+        raise ValueError(f"scratch: need int8 ({batch}, {scratch_width(n)}) at least, got {scratch.shape}")
     return scratch
 
 
@@ -630,7 +654,7 @@ def intent_groups(intent_tables, n: int, height: int) -> tuple[np.ndarray, np.nd
 @njit(cache=True, inline="always")
 def _turn_fraction(turn, max_turns):
     fraction = turn / max_turns
-    return fraction if fraction < 1.0 else 1.0
+    return min(1.0, fraction)
 
 
 
@@ -660,6 +684,35 @@ def _write_cell(board, c, code_of, out, offset):
             out[base + 1 + code_of[v]] = 1.0
             if v >= 6:
                 out[base + 11 + (v - 6) % 4] = 1.0
+
+
+@njit(cache=True)
+def director_masks_row(board, n, groups, bucket_ptr, heights, out):
+    """Every seat's intent mask (``intents.fill_director_mask``) into ``out`` (seats, I), bucket by bucket.
+
+    ``heights`` must hold the board's stack heights; ``groups, bucket_ptr``
+    come from ``intent_groups``.
+    """
+    h = board.shape[1]
+    for s in range(groups.shape[0]):
+        mask = out[s]
+        for intent in range(mask.shape[0]):
+            mask[intent] = 0
+        mask[0] = 1
+        ptr = bucket_ptr[s]
+        for a in range(n * n):
+            ha = heights[a]
+            key = a * (h + 1) + ha
+            for g in range(ptr[key], ptr[key + 1]):
+                if groups[s, g, GROUP_REMOVE]:
+                    top = board[a, ha - 1]
+                    allowed = top < 6 or heights[partner_cell(n, a, top)] == ha
+                else:
+                    allowed = heights[groups[s, g, GROUP_CELL_B]] == ha
+                if allowed:
+                    start = groups[s, g, GROUP_START]
+                    for intent in range(start, start + groups[s, g, GROUP_LENGTH]):
+                        mask[intent] = 1
 
 
 @njit(cache=True)
@@ -701,27 +754,7 @@ def _begin_turn_row(b, tables, state):
             mask[candidates[b, k]] = 1
         mask[mask.shape[0] - 1] = 1
         st[b, ST_CANDIDATES] = count
-    # Director masks (``turn.begin_turn``), bucket by bucket: see ``intent_groups``.
-    h = board.shape[1]
-    for s in range(groups.shape[0]):
-        out = director_masks[b, s]
-        for intent in range(out.shape[0]):
-            out[intent] = 0
-        out[0] = 1
-        ptr = bucket_ptr[s]
-        for a in range(cells):
-            ha = heights[a]
-            key = a * (h + 1) + ha
-            for g in range(ptr[key], ptr[key + 1]):
-                if groups[s, g, GROUP_REMOVE]:
-                    top = board[a, ha - 1]
-                    allowed = top < 6 or heights[partner_cell(n, a, top)] == ha
-                else:
-                    allowed = heights[groups[s, g, GROUP_CELL_B]] == ha
-                if allowed:
-                    start = groups[s, g, GROUP_START]
-                    for intent in range(start, start + groups[s, g, GROUP_LENGTH]):
-                        out[intent] = 1
+    director_masks_row(board, n, groups, bucket_ptr, heights, director_masks[b])
 
 
 @njit(cache=True)
@@ -941,7 +974,9 @@ def game_builder_serial(tables, state, actions, rewards, terminations, truncatio
 @njit(cache=True, parallel=True)
 def game_builder_parallel(tables, state, actions, rewards, terminations, truncations, result):
     """The builder phase for every env (prange driver)."""
-    for b in prange(actions.shape[0]):
+    for i in prange(actions.shape[0]):
+        # prange indices are unsigned: cast, so the row kernel is the serial driver's compiled one.
+        b = np.int64(i)
         _builder_row(b, tables, state, actions[b], rewards, terminations, truncations, result)
 
 

@@ -59,7 +59,8 @@ update them incrementally; see ``core.batch``.
 from __future__ import annotations
 
 import secrets
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -116,9 +117,14 @@ class CraftVectorEnv:
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: must be a positive int, got {num_envs!r}")
-        if config.get("message_mode", "intent") != "intent" or config.get("text_observations"):
+        if config.get("message_mode") == "text":
             raise ValueError(
-                "message_mode/text_observations: the vector env plays intents only; "
+                "message_mode: the vector env plays intents only (message_mode='intent'); "
+                "use craft_env.env() or parallel_env() for text"
+            )
+        if config.get("text_observations"):
+            raise ValueError(
+                "text_observations: the vector env has numeric observations only; "
                 "use craft_env.env() or parallel_env() for text"
             )
         if config.get("render_mode") is not None:
@@ -435,6 +441,11 @@ class CraftVectorEnv:
     def optimal_masks(self) -> np.ndarray:
         """This turn's optimal-move masks (the oracle's moves), int8 ``(B, A)`` (read-only view)."""
         return _read_only(self._optimal)
+
+    @property
+    def spoken_intents(self) -> np.ndarray:
+        """The intents spoken this turn per env and seat, int16 ``(B, 3)`` (-1 before the director phase)."""
+        return _read_only(self._spoken)
 
     @property
     def director_orders(self) -> np.ndarray:
