@@ -17,13 +17,12 @@ from hypothesis import strategies as st
 
 from craft_env.core import batch
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
-from craft_env.core.generator import generate_array
+from craft_env.core.generator import generate_array, generate_with_scratch
 from craft_env.core.intents import fill_director_mask, intent_table
 from craft_env.core.metrics import fill_scores
-from craft_env.core.oracle import distance, fill_optimal_mask
-from craft_env.core.random import sample_from_mask, shuffled_order
+from craft_env.core.oracle import distance, fill_keep_levels, fill_optimal_mask, optimal_from_keep
 from craft_env.core.rules import apply_action_inplace, check_action, fill_legal_mask
-from craft_env.core.starts import STARTS, start_board
+from craft_env.core.starts import STARTS, fill_start, start_board
 from craft_env.core.views import seat_cell_indices
 
 SEATS = ("D1", "D2", "D3")
@@ -229,50 +228,40 @@ def test_wrappers_across_the_real_thresholds():
                 assert distances.tolist() == [distance(part[b], goal[b], 3) for b in range(size)]
 
 
-# ------------------------------------------------- allocation-free row variants
+# -------------------------------------------- scratch-taking core kernels used per row
 
 
-@given(st.integers(0, 2**64 - 1), st.integers(2, 6), st.integers(1, 5))
-def test_generate_row_equals_generator(seed, n, height):
+@given(st.integers(0, 2**64 - 1), st.integers(2, 6), st.integers(1, 5), st.integers(-128, 127))
+def test_generator_ignores_whatever_its_scratch_holds(seed, n, height, garbage):
+    """The vector env reuses scratch rows between boards: leftovers must not change a structure."""
     board = np.zeros((n * n, height), np.int8)
+    scratch = np.full(2 * n * n + 8, garbage, np.int8)
     cells = n * n
-    scratch = batch.new_scratch(1, n)[0]
-    batch.generate_row(np.uint64(seed), n, board, scratch[:cells], scratch[3 * cells:4 * cells],
-                       scratch[4 * cells:4 * cells + 4], scratch[4 * cells + 4:4 * cells + 8])
+    generate_with_scratch(np.uint64(seed), n, board, scratch[:cells], scratch[cells:2 * cells],
+                          scratch[2 * cells:2 * cells + 4], scratch[2 * cells + 4:])
     assert np.array_equal(board, generate_array(seed, n, height))
 
 
-@given(batches)
-def test_start_row_equals_start_board(case):
+@given(batches, st.integers(-128, 127))
+def test_starts_and_optimal_masks_ignore_whatever_their_scratch_holds(case, garbage):
     seed, size, n, height = case
-    _, targets = random_batch(seed, size, n, height)
+    boards, targets = random_batch(seed, size, n, height)
     walls = np.stack([seat_cell_indices(seat, n) for seat in SEATS])
-    prefix = np.empty(n * n, np.int8)
-    for target in targets:
+    table = action_table(n)
+    for board, target in zip(boards, targets):
         for code, start in enumerate(STARTS):
-            board = np.full_like(target, 9)
-            batch.start_row(target, n, code, walls, prefix, board)
-            assert np.array_equal(board, start_board(target, n, start)), start
-
-
-@given(st.integers(0, 2**63 - 1), st.integers(1, 6))
-def test_shuffled_order_row_equals_shuffled_order(seed, count):
-    expected = np.empty(count, np.int64)
-    shuffled_order(seed, count, expected)
-    out = np.empty(count, np.int64)
-    batch.shuffled_order_row(seed, count, out)
-    assert np.array_equal(out, expected)
-
-
-@given(st.integers(0, 2**63 - 1), st.integers(0, 2**32), st.integers(1, 8))
-def test_sample_from_mask_row_equals_sample_from_mask(seed, mask_seed, k):
-    mask = (np.random.default_rng(mask_seed).random(115) < 0.08).astype(np.int8)
-    expected = np.zeros(115, np.int64)
-    expected_take = sample_from_mask(seed, mask, k, expected)
-    out = np.zeros(115, np.int16)
-    take = batch.sample_from_mask_row(seed, mask, k, out)
-    assert take == expected_take
-    assert np.array_equal(out[:take], expected[:take])
+            out = np.full_like(target, 9)
+            fill_start(target, n, code, walls, np.full(n * n, garbage, np.int8), out)
+            assert np.array_equal(out, start_board(target, n, start)), start
+        keep = np.empty(n * n, np.int8)
+        fill_keep_levels(board, target, n, keep)
+        mask = np.full(table.num_actions, garbage, np.int8)
+        count = optimal_from_keep(board, target, n, table.pair_of, table.large_offset, table.remove_offset, keep,
+                                  np.full(n * n, garbage, np.int8), True, mask)
+        expected = np.empty(table.num_actions, np.int8)
+        assert count == fill_optimal_mask(board, target, n, table.pair_of, table.large_offset,
+                                          table.remove_offset, expected)
+        assert np.array_equal(mask, expected)
 
 
 # ------------------------------------------------------------- allocation-free

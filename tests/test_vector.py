@@ -15,7 +15,7 @@ import pytest
 import craft_env
 from craft_env.core import batch
 from craft_env.core.generator import generate_array
-from craft_env.core.random import STREAM_TARGET, derive_seed
+from craft_env.core.random import STREAM_TARGET, STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed
 from craft_env.core.scripted import scripted_intent
 from craft_env.core.views import seat_cell_indices
 from craft_env.envs.craft import BUILDER, DIRECTORS
@@ -167,8 +167,8 @@ def test_env_i_does_not_depend_on_the_batch_size():
 
 
 def test_episode_seed_formula():
-    assert episode_seed(5, 3, 2) == derive_seed(derive_seed(5, batch.STREAM_VECTOR_ENV, 3),
-                                                batch.STREAM_VECTOR_EPISODE, 2)
+    assert episode_seed(5, 3, 2) == derive_seed(derive_seed(5, STREAM_VECTOR_ENV, 3),
+                                                STREAM_VECTOR_EPISODE, 2)
     vec = craft_env.vector_env(4)
     vec.reset(seed=5)
     assert vec.episode_seeds.tolist() == [episode_seed(5, i, 0) for i in range(4)]

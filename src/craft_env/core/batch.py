@@ -63,8 +63,20 @@ from numba import njit, prange
 from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX
 from craft_env.core.metrics import fill_scores
 from craft_env.core.observation import fill_builder_obs, fill_director_obs
-from craft_env.core.oracle import distance_from_keep, fill_keep_levels
-from craft_env.core.random import STREAM_CANDIDATES, STREAM_ORDER, STREAM_TARGET, derive_seed, mix64
+from craft_env.core.generator import generate_with_scratch
+from craft_env.core.oracle import distance_from_keep, fill_keep_levels, optimal_from_keep
+from craft_env.core.random import (
+    STREAM_CANDIDATES,
+    STREAM_ORDER,
+    STREAM_SAMPLE,
+    STREAM_TARGET,
+    STREAM_VECTOR_ENV,
+    STREAM_VECTOR_EPISODE,
+    derive_seed,
+    draw,
+    sample_from_mask,
+    shuffled_order,
+)
 from craft_env.core.rules import (
     OK,
     UNKNOWN_ACTION,
@@ -74,7 +86,7 @@ from craft_env.core.rules import (
     stack_height,
 )
 from craft_env.core.scripted import scripted_intent
-from craft_env.core.starts import STARTS
+from craft_env.core.starts import fill_start
 from craft_env.core.turn import (
     RESULT_DISTANCE,
     RESULT_FOLLOWED,
@@ -91,13 +103,6 @@ from craft_env.core.turn import (
 # Smallest batch that runs the prange driver (measured on 2 cores; see benchmarks/bench_vector.py).
 PARALLEL_MIN_BATCH = {"legal": 128, "optimal": 128, "scores": 128, "builder": 64}
 
-# Streams of the vector env's seeds (``core.random`` uses 1..3 inside an episode).
-STREAM_VECTOR_ENV = 101
-STREAM_VECTOR_EPISODE = 102
-STREAM_SAMPLE = 103
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_S11 = np.uint64(11)
 
 
 def use_parallel(name: str, batch: int) -> bool:
@@ -187,41 +192,10 @@ def legal_mask_row(board, n, pairs, heights, out):
 
 
 @njit(cache=True)
-def optimal_mask_from_keep(current, target, n, pair_of, large_offset, remove_offset, keep, heights, out):
-    """``oracle.fill_optimal_mask`` given this board's keep levels (``fill_keep_levels``) and scratch ``heights``."""
-    cells = n * n
-    for a in range(out.shape[0]):
-        out[a] = 0
-    _fill_heights(current, cells, heights)
-    h = current.shape[1]
-    count = 0
-    for c in range(cells):
-        hc = heights[c]
-        if hc > keep[c]:
-            top = current[c, hc - 1]
-            if top < 6 or heights[partner_cell(n, c, top)] == hc:
-                out[remove_offset + c] = 1
-                count += 1
-        elif hc < h:
-            v = target[c, hc]
-            if v == 0:
-                continue
-            if v < 6:
-                out[c * 5 + v - 1] = 1
-                count += 1
-            else:
-                p = partner_cell(n, c, v)
-                if p > c and heights[p] == hc and keep[p] == hc:
-                    out[large_offset + pair_of[c, p] * 5 + (v - 6) // 4] = 1
-                    count += 1
-    return count
-
-
-@njit(cache=True)
 def optimal_mask_row(current, target, n, pair_of, large_offset, remove_offset, keep, heights, out):
     """``oracle.fill_optimal_mask`` with ``keep`` and ``heights`` as scratch; returns the count."""
     fill_keep_levels(current, target, n, keep)
-    return optimal_mask_from_keep(current, target, n, pair_of, large_offset, remove_offset, keep, heights, out)
+    return optimal_from_keep(current, target, n, pair_of, large_offset, remove_offset, keep, heights, True, out)
 
 
 @njit(cache=True)
@@ -229,139 +203,6 @@ def distance_row(current, target, n, keep):
     """``oracle.distance`` with ``keep`` as scratch."""
     fill_keep_levels(current, target, n, keep)
     return distance_from_keep(current, target, n, keep)
-
-
-@njit(cache=True, inline="always")
-def _draw(state, bound):
-    """``random.next_below`` on a scalar state: returns ``(new state, uniform int in 0..bound-1)``."""
-    state = state + _GOLDEN
-    return state, np.int64(mix64(state) >> _S11) % bound
-
-
-@njit(cache=True)
-def shuffled_order_row(seed, count, out):
-    """``random.shuffled_order`` without the state array."""
-    state = np.uint64(seed)
-    for k in range(count):
-        out[k] = k
-    for k in range(count - 1, 0, -1):
-        state, r = _draw(state, k + 1)
-        tmp = out[k]
-        out[k] = out[r]
-        out[r] = tmp
-
-
-@njit(cache=True)
-def sample_from_mask_row(seed, mask, k, out):
-    """``random.sample_from_mask`` without the state array; returns how many were drawn."""
-    count = 0
-    for a in range(mask.shape[0]):
-        if mask[a]:
-            out[count] = a
-            count += 1
-    take = min(count, k)
-    state = np.uint64(seed)
-    for t in range(take):
-        state, r = _draw(state, count - t)
-        r += t
-        tmp = out[t]
-        out[t] = out[r]
-        out[r] = tmp
-    return take
-
-
-@njit(cache=True)
-def generate_row(seed, n, board, heights, order, neighbours, directions):
-    """``generator.generate_into`` (zeroed ``board``, uint64 ``seed``) with scratch from the caller."""
-    h = board.shape[1]
-    cells = n * n
-    state = seed
-    state, _ = _draw(state, 1)
-    for c in range(cells):
-        i = c // n
-        j = c % n
-        if i == 0 or j == 0 or j == n - 1:
-            heights[c] = h
-        else:
-            state, heights[c] = _draw(state, h)
-    for level in range(h):
-        for c in range(cells):
-            order[c] = c
-        for c in range(cells - 1, 0, -1):
-            state, r = _draw(state, c + 1)
-            tmp = order[c]
-            order[c] = order[r]
-            order[r] = tmp
-        for idx in range(cells):
-            c = order[idx]
-            if heights[c] <= level or board[c, level] != 0:
-                continue
-            state, coin = _draw(state, 2)
-            large = coin == 0
-            count = 0
-            if large:
-                i = c // n
-                j = c % n
-                for d in range(4):
-                    ni = i - 1 if d == 0 else (i + 1 if d == 1 else i)
-                    nj = j - 1 if d == 2 else (j + 1 if d == 3 else j)
-                    if 0 <= ni < n and 0 <= nj < n:
-                        p = ni * n + nj
-                        if heights[p] > level and board[p, level] == 0:
-                            neighbours[count] = p
-                            directions[count] = d
-                            count += 1
-            state, colour = _draw(state, 5)
-            if count == 0:
-                board[c, level] = 1 + colour
-            else:
-                state, pick = _draw(state, count)
-                d = directions[pick]
-                back = d ^ 1
-                board[c, level] = 6 + 4 * colour + d
-                board[neighbours[pick], level] = 6 + 4 * colour + back
-
-
-START_CODES = STARTS  # ``start_row`` takes the index of the start in this tuple
-
-
-@njit(cache=True)
-def start_row(target, n, start, walls, prefix, board):
-    """``starts.start_board`` (``start`` = index in ``START_CODES``) into ``board``, ``prefix`` as scratch."""
-    cells = n * n
-    h = target.shape[1]
-    for c in range(cells):
-        count = 0
-        for level in range(h):
-            if target[c, level] != 0:
-                count += 1
-        if start == 0:
-            prefix[c] = 0
-        elif start == 1:
-            prefix[c] = min(1, count)
-        elif start == 2:
-            prefix[c] = min(2, count)
-        else:
-            prefix[c] = 0
-            wall = walls[start - 3]
-            for s in range(wall.shape[0]):
-                if wall[s] == c:
-                    prefix[c] = count
-    changed = True
-    while changed:
-        changed = False
-        for c in range(cells):
-            for level in range(prefix[c]):
-                value = target[c, level]
-                if value >= 6:
-                    p = partner_cell(n, c, value)
-                    if prefix[p] <= level:
-                        prefix[c] = level
-                        changed = True
-                        break
-    for c in range(cells):
-        for level in range(h):
-            board[c, level] = target[c, level] if level < prefix[c] else 0
 
 
 @njit(cache=True)
@@ -439,7 +280,7 @@ def _sample_serial(masks, seed, out):
             out[b] = -1
             continue
         state = np.uint64(derive_seed(seed, STREAM_SAMPLE, b))
-        state, r = _draw(state, count)
+        state, r = draw(state, count)
         for a in range(mask.shape[0]):
             if mask[a]:
                 if r == 0:
@@ -735,19 +576,19 @@ def _begin_turn_row(b, tables, state):
     for s in range(seats):
         spoken[b, s] = -1
     if cfg[CFG_ORDER] < 0:
-        shuffled_order_row(derive_seed(seed, STREAM_ORDER, turn), seats, order[b])
+        shuffled_order(derive_seed(seed, STREAM_ORDER, turn), seats, order[b])
     else:
         for s in range(seats):
             order[b, s] = cfg[CFG_ORDER + s]
-    # optimal_mask_from_keep fills ``heights`` for this board; the rest of the turn reuses it.
-    optimal_mask_from_keep(board, targets[b], n, pair_of, large_offset, remove_offset, keep, heights, optimal[b])
+    # optimal_from_keep fills ``heights`` for this board; the rest of the turn reuses it.
+    optimal_from_keep(board, targets[b], n, pair_of, large_offset, remove_offset, keep, heights, True, optimal[b])
     oracle_n = cfg[CFG_ORACLE_N]
     mask = builder_mask[b]
     if oracle_n <= 0:
         _legal_from_heights(board, n, pairs, heights, mask)
         st[b, ST_CANDIDATES] = 0
     else:
-        count = sample_from_mask_row(derive_seed(seed, STREAM_CANDIDATES, turn), optimal[b], oracle_n, candidates[b])
+        count = sample_from_mask(derive_seed(seed, STREAM_CANDIDATES, turn), optimal[b], oracle_n, candidates[b])
         for a in range(mask.shape[0]):
             mask[a] = 0
         for k in range(count):
@@ -789,7 +630,7 @@ def _reset_row(b, tables, state):
         for c in range(cells):
             for level in range(h):
                 target[c, level] = 0
-        generate_row(
+        generate_with_scratch(
             np.uint64(derive_seed(seed, STREAM_TARGET, 0)), n, target, row[:cells], row[3 * cells:4 * cells],
             row[4 * cells:4 * cells + 4], row[4 * cells + 4:4 * cells + 8],
         )
@@ -798,7 +639,7 @@ def _reset_row(b, tables, state):
         for c in range(cells):
             for level in range(h):
                 target[c, level] = source[c, level]
-    start_row(target, n, cfg[CFG_START], walls, row[2 * cells:3 * cells], board)
+    fill_start(target, n, cfg[CFG_START], walls, row[2 * cells:3 * cells], board)
     st[b, ST_TURN] = 0
     fill_scores(board, target, n, code_of, scores[b])
     keep = row[cells:2 * cells]

@@ -24,32 +24,32 @@ from numba import njit
 
 from craft_env.core.board import Structure, complexity_tier
 from craft_env.core.encoding import check_size
-from craft_env.core.random import next_below as _below
+from craft_env.core.random import draw
 
 @njit(cache=True)
-def generate_into(seed, n, board):
-    """Fill the zeroed ``board`` (n*n, h) with the structure for ``seed``."""
+def generate_with_scratch(seed, n, board, heights, order, neighbours, directions):
+    """Fill the zeroed ``board`` (n*n, h) with the structure for uint64 ``seed``, allocation-free.
+
+    Scratch (int8 is enough): ``heights`` and ``order`` hold ``n*n`` entries,
+    ``neighbours`` and ``directions`` 4. The batched vector env calls this
+    per board with rows of its own scratch.
+    """
     h = board.shape[1]
     cells = n * n
-    state = np.empty(1, np.uint64)
-    state[0] = np.uint64(seed)
-    _below(state, 2)
-    heights = np.empty(cells, np.int64)
+    state = seed
+    state, _ = draw(state, 2)
     for c in range(cells):
         i = c // n
         j = c % n
         if i == 0 or j == 0 or j == n - 1:
             heights[c] = h
         else:
-            heights[c] = _below(state, h)
-    order = np.empty(cells, np.int64)
-    neighbours = np.empty(4, np.int64)
-    directions = np.empty(4, np.int64)
+            state, heights[c] = draw(state, h)
     for level in range(h):
         for c in range(cells):
             order[c] = c
         for c in range(cells - 1, 0, -1):
-            r = _below(state, c + 1)
+            state, r = draw(state, c + 1)
             tmp = order[c]
             order[c] = order[r]
             order[r] = tmp
@@ -57,9 +57,9 @@ def generate_into(seed, n, board):
             c = order[idx]
             if heights[c] <= level or board[c, level] != 0:
                 continue
-            large = _below(state, 2) == 0
+            state, coin = draw(state, 2)
             count = 0
-            if large:
+            if coin == 0:
                 i = c // n
                 j = c % n
                 for d in range(4):
@@ -71,15 +71,25 @@ def generate_into(seed, n, board):
                             neighbours[count] = p
                             directions[count] = d
                             count += 1
-            colour = _below(state, 5)
+            state, colour = draw(state, 5)
             if count == 0:
                 board[c, level] = 1 + colour
             else:
-                pick = _below(state, count)
+                state, pick = draw(state, count)
                 d = directions[pick]
-                back = d ^ 1
                 board[c, level] = 6 + 4 * colour + d
-                board[neighbours[pick], level] = 6 + 4 * colour + back
+                board[neighbours[pick], level] = 6 + 4 * colour + (d ^ 1)
+
+
+@njit(cache=True)
+def generate_into(seed, n, board):
+    """Fill the zeroed ``board`` (n*n, h) with the structure for uint64 ``seed``."""
+    cells = n * n
+    scratch = np.empty(2 * cells + 8, np.int8)
+    generate_with_scratch(
+        seed, n, board, scratch[:cells], scratch[cells:2 * cells], scratch[2 * cells:2 * cells + 4],
+        scratch[2 * cells + 4:],
+    )
 
 
 def generate_array(seed: int, n: int, height: int) -> np.ndarray:

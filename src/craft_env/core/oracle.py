@@ -93,16 +93,16 @@ def distance(current, target, n):
 
 
 @njit(cache=True)
-def fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset, out):
-    """Write ``1 +`` the layer each optimal action acts on into ``out`` (int8, 0: not optimal).
+def optimal_from_keep(current, target, n, pair_of, large_offset, remove_offset, keep, heights, as_mask, out):
+    """The optimal actions given ``keep`` (filled by ``fill_keep_levels``), allocation-free; returns the count.
 
-    Returns how many actions are optimal.
+    Writes ``out[action]`` = 1 (``as_mask``) or ``1 +`` the layer the action
+    acts on, and 0 for every other action. Fills ``heights`` (scratch, ``n*n``)
+    with the current stack heights on the way, for callers that need them.
     """
     cells = n * n
-    out[:] = 0
-    keep = np.empty(cells, np.int8)
-    fill_keep_levels(current, target, n, keep)
-    heights = np.empty(cells, np.int8)
+    for a in range(out.shape[0]):
+        out[a] = 0
     for c in range(cells):
         heights[c] = stack_height(current, c)
     h = current.shape[1]
@@ -112,31 +112,48 @@ def fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset
         if hc > keep[c]:
             top = current[c, hc - 1]
             if top < 6 or heights[partner_cell(n, c, top)] == hc:
-                out[remove_offset + c] = hc
+                out[remove_offset + c] = 1 if as_mask else hc
                 count += 1
         elif hc < h:
             v = target[c, hc]
             if v == 0:
                 continue
             if v < 6:
-                out[c * 5 + v - 1] = hc + 1
+                out[c * 5 + v - 1] = 1 if as_mask else hc + 1
                 count += 1
             else:
                 p = partner_cell(n, c, v)
                 if p > c and heights[p] == hc and keep[p] == hc:
-                    out[large_offset + pair_of[c, p] * 5 + (v - 6) // 4] = hc + 1
+                    out[large_offset + pair_of[c, p] * 5 + (v - 6) // 4] = 1 if as_mask else hc + 1
                     count += 1
     return count
 
 
 @njit(cache=True)
+def fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset, out):
+    """Write ``1 +`` the layer each optimal action acts on into ``out`` (int8, 0: not optimal).
+
+    Returns how many actions are optimal.
+    """
+    cells = n * n
+    scratch = np.empty(2 * cells, np.int8)
+    keep = scratch[:cells]
+    fill_keep_levels(current, target, n, keep)
+    return optimal_from_keep(
+        current, target, n, pair_of, large_offset, remove_offset, keep, scratch[cells:], False, out
+    )
+
+
+@njit(cache=True)
 def fill_optimal_mask(current, target, n, pair_of, large_offset, remove_offset, out):
     """Write the int8 mask of optimal actions into ``out``; return how many there are."""
-    count = fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset, out)
-    for action in range(out.shape[0]):
-        if out[action]:
-            out[action] = 1
-    return count
+    cells = n * n
+    scratch = np.empty(2 * cells, np.int8)
+    keep = scratch[:cells]
+    fill_keep_levels(current, target, n, keep)
+    return optimal_from_keep(
+        current, target, n, pair_of, large_offset, remove_offset, keep, scratch[cells:], True, out
+    )
 
 
 @njit(cache=True)

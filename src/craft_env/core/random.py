@@ -18,6 +18,10 @@ from numba import njit
 STREAM_TARGET = 1
 STREAM_ORDER = 2
 STREAM_CANDIDATES = 3
+# The vector env's streams: one per env from the base seed, one per episode of an env, and its sampler.
+STREAM_VECTOR_ENV = 101
+STREAM_VECTOR_EPISODE = 102
+STREAM_SAMPLE = 103
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -46,21 +50,23 @@ def derive_seed(seed, stream, index):
 
 
 @njit(cache=True, inline="always")
-def next_below(state, bound):
-    """Advance ``state`` (uint64[1]) and return a uniform int in ``0 .. bound-1``."""
-    state[0] += _GOLDEN
-    return np.int64(mix64(state[0]) >> _S11) % bound
+def draw(state, bound):
+    """One step of the SplitMix64 stream ``state`` (uint64): ``(new state, uniform int in 0 .. bound-1)``.
+
+    The state is a scalar passed in and out, so drawing never allocates.
+    """
+    state = state + _GOLDEN
+    return state, np.int64(mix64(state) >> _S11) % bound
 
 
 @njit(cache=True)
 def shuffled_order(seed, count, out):
     """A uniformly random permutation of ``0 .. count-1`` into ``out`` (Fisher-Yates)."""
-    state = np.empty(1, np.uint64)
-    state[0] = np.uint64(seed)
+    state = np.uint64(seed)
     for k in range(count):
         out[k] = k
     for k in range(count - 1, 0, -1):
-        r = next_below(state, k + 1)
+        state, r = draw(state, k + 1)
         tmp = out[k]
         out[k] = out[r]
         out[r] = tmp
@@ -79,10 +85,10 @@ def sample_from_mask(seed, mask, k, out):
             out[count] = a
             count += 1
     take = k if k < count else count
-    state = np.empty(1, np.uint64)
-    state[0] = np.uint64(seed)
+    state = np.uint64(seed)
     for t in range(take):
-        r = t + next_below(state, count - t)
+        state, r = draw(state, count - t)
+        r += t
         tmp = out[t]
         out[t] = out[r]
         out[r] = tmp

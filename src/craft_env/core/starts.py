@@ -9,6 +9,7 @@ that never aliases the target.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from craft_env.core.rules import partner_cell
 from craft_env.core.views import seat_cell_indices
@@ -16,38 +17,56 @@ from craft_env.core.views import seat_cell_indices
 STARTS = ("empty", "first_layer", "first_two_layers", "wall_D1", "wall_D2", "wall_D3")
 
 
-def _closed_prefix(target: np.ndarray, n: int, prefix: np.ndarray) -> np.ndarray:
+@njit(cache=True)
+def fill_start(target, n, start, walls, prefix, board):
+    """Write start number ``start`` (its index in ``STARTS``) of ``target`` into ``board``, allocation-free.
+
+    ``walls`` holds the cells of D1, D2, D3 (rows of ``seat_cell_indices``),
+    ``prefix`` is ``n*n`` scratch. Every cell keeps a bottom prefix of its
+    target stack (none, one layer, two layers, or the whole stack on the
+    chosen wall); then, until nothing changes, a large block with one half
+    kept and the other not is cut off with everything above it.
+    """
+    cells = n * n
+    h = target.shape[1]
+    for c in range(cells):
+        count = 0
+        for level in range(h):
+            if target[c, level] != 0:
+                count += 1
+        if start == 0:
+            prefix[c] = 0
+        elif start == 1:
+            prefix[c] = min(1, count)
+        elif start == 2:
+            prefix[c] = min(2, count)
+        else:
+            prefix[c] = 0
+            wall = walls[start - 3]
+            for s in range(wall.shape[0]):
+                if wall[s] == c:
+                    prefix[c] = count
     changed = True
     while changed:
         changed = False
-        for cell in range(n * n):
-            for level in range(int(prefix[cell])):
-                value = int(target[cell, level])
+        for c in range(cells):
+            for level in range(prefix[c]):
+                value = target[c, level]
                 if value >= 6:
-                    partner = partner_cell(n, cell, value)
-                    if prefix[partner] <= level:
-                        prefix[cell] = level
+                    if prefix[partner_cell(n, c, value)] <= level:
+                        prefix[c] = level
                         changed = True
                         break
-    board = np.zeros_like(target)
-    for cell in range(n * n):
-        board[cell, : prefix[cell]] = target[cell, : prefix[cell]]
-    return board
+    for c in range(cells):
+        for level in range(h):
+            board[c, level] = target[c, level] if level < prefix[c] else 0
 
 
 def start_board(target: np.ndarray, n: int, start: str) -> np.ndarray:
-    """The starting board array for ``start`` (one of ``STARTS``) and the target array."""
-    heights = np.count_nonzero(target, axis=1)
-    if start == "empty":
-        return np.zeros_like(target)
-    if start == "first_layer":
-        prefix = np.minimum(heights, 1)
-    elif start == "first_two_layers":
-        prefix = np.minimum(heights, 2)
-    elif start.startswith("wall_") and start[5:] in ("D1", "D2", "D3"):
-        prefix = np.zeros(n * n, np.int64)
-        wall = seat_cell_indices(start[5:], n)
-        prefix[wall] = heights[wall]
-    else:
+    """The starting board array for ``start`` (one of ``STARTS``) and the target array (a new array)."""
+    if start not in STARTS:
         raise ValueError(f"start: unknown start {start!r}; expected one of {', '.join(STARTS)}")
-    return _closed_prefix(target, n, np.array(prefix, np.int64))
+    walls = np.stack([seat_cell_indices(seat, n) for seat in ("D1", "D2", "D3")])
+    board = np.zeros_like(target)
+    fill_start(target, n, STARTS.index(start), walls, np.empty(n * n, np.int8), board)
+    return board

@@ -41,7 +41,7 @@ Seeds
 
     episode_seed(s, i, k) = derive_seed(derive_seed(s, 101, i), 102, k)
 
-(``core.random.derive_seed``; 101/102 are ``batch.STREAM_VECTOR_ENV`` /
+(``core.random.derive_seed``; 101/102 are ``core.random.STREAM_VECTOR_ENV`` /
 ``STREAM_VECTOR_EPISODE``). That episode is exactly
 ``parallel_env(**config).reset(seed=episode_seed(s, i, k))``: same target,
 director orders and candidates. ``env.episode_seeds`` holds every env's
@@ -71,7 +71,7 @@ from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.intents import intent_table
 from craft_env.core.metrics import METRIC_NAMES
 from craft_env.core.observation import builder_obs_dim, director_obs_dim
-from craft_env.core.random import derive_seed, normalise_seed
+from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed, normalise_seed
 from craft_env.core.starts import STARTS
 from craft_env.core.turn import (
     RESULT_DISTANCE,
@@ -93,8 +93,8 @@ ROLES = ("directors", "builder")
 
 def episode_seed(base_seed: int, env_index: int, episode: int) -> int:
     """The seed of episode ``episode`` of env ``env_index`` after ``reset(seed=base_seed)``."""
-    env_seed = derive_seed(normalise_seed(base_seed), kernels.STREAM_VECTOR_ENV, env_index)
-    return int(derive_seed(env_seed, kernels.STREAM_VECTOR_EPISODE, episode))
+    env_seed = derive_seed(normalise_seed(base_seed), STREAM_VECTOR_ENV, env_index)
+    return int(derive_seed(env_seed, STREAM_VECTOR_EPISODE, episode))
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -288,7 +288,7 @@ class CraftVectorEnv:
         st = self._st
         st[:] = 0
         for i in range(self.num_envs):
-            st[i, kernels.ST_ENV_SEED] = derive_seed(self.base_seed, kernels.STREAM_VECTOR_ENV, i)
+            st[i, kernels.ST_ENV_SEED] = derive_seed(self.base_seed, STREAM_VECTOR_ENV, i)
         kernels.game_reset(self._tables, self._state)
         self._phase = "directors"
         infos = {"episode_seed": self.episode_seeds, "episode": self.episode_counts}
