@@ -39,7 +39,7 @@ play ``core.turn``'s ``begin_turn``/``play_builder_action`` logic and the
 ``core.observation`` writers for every episode of a lock-step batch; the
 vector env (``craft_env.envs.vector``) is one numba call per phase. The
 game's arrays travel as two tuples, ``tables`` and ``state`` (listed above
-``_write_cell``; the vector env owns them). Observations are kept up to
+``write_cell``; the vector env owns them). Observations are kept up to
 date *incrementally*: an episode's rows are written in full by
 ``core.observation`` when it starts, and afterwards each phase rewrites
 only what changed (the spoken-intent one-hots, the one or two cells the
@@ -62,7 +62,7 @@ from numba import njit, prange
 
 from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX
 from craft_env.core.metrics import fill_scores
-from craft_env.core.observation import fill_builder_obs, fill_director_obs
+from craft_env.core.observation import fill_builder_obs, fill_director_obs, write_cell
 from craft_env.core.generator import generate_with_scratch
 from craft_env.core.oracle import distance_from_keep, fill_keep_levels, optimal_from_keep
 from craft_env.core.random import (
@@ -510,23 +510,6 @@ def _turn_fraction(turn, max_turns):
 # ``fixed_targets`` (B, n*n, h) the given structures when ``cfg[CFG_GENERATE] == 0``.
 
 
-@njit(cache=True, inline="always")
-def _write_cell(board, c, code_of, out, offset):
-    """``observation.write_board`` for the stack of cell ``c`` only."""
-    h = board.shape[1]
-    for level in range(h):
-        base = offset + (c * h + level) * 15
-        for k in range(15):
-            out[base + k] = 0.0
-        v = board[c, level]
-        if v == 0:
-            out[base] = 1.0
-        else:
-            out[base + 1 + code_of[v]] = 1.0
-            if v >= 6:
-                out[base + 11 + (v - 6) % 4] = 1.0
-
-
 @njit(cache=True)
 def director_masks_row(board, n, groups, bucket_ptr, heights, out):
     """Every seat's intent mask (``intents.fill_director_mask``) into ``out`` (seats, I), bucket by bucket.
@@ -795,10 +778,10 @@ def _builder_row(b, tables, state, action, rewards, terminations, truncations, r
     _begin_turn_row(b, tables, state)
     for changed in (changed_a, changed_b):
         if changed >= 0:
-            _write_cell(board, changed, code_of, bobs[b], 0)
+            write_cell(board, changed, code_of, bobs[b], 0)
             if visible[changed]:
                 for t in range(seats):
-                    _write_cell(board, changed, code_of, dobs[b, t], 0)
+                    write_cell(board, changed, code_of, dobs[b, t], 0)
     fraction = _turn_fraction(turn, cfg[CFG_MAX_TURNS])
     bobs[b, builder_base + seats * num_intents] = fraction
     for t in range(seats):

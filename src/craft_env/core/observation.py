@@ -51,24 +51,33 @@ def director_obs_dim(n: int, height: int, seats: int, intents: int) -> int:
     return board_dim(n, height) + view_dim(n, height) + seats * intents + 1 + seats
 
 
+@njit(cache=True, inline="always")
+def write_cell(board, c, code_of, out, offset):
+    """One-hot the stack of cell ``c`` into the board block that starts at ``out[offset]``."""
+    h = board.shape[1]
+    for level in range(h):
+        base = offset + (c * h + level) * 15
+        for k in range(15):
+            out[base + k] = 0.0
+        v = board[c, level]
+        if v == 0:
+            out[base] = 1.0
+        else:
+            out[base + 1 + code_of[v]] = 1.0
+            if v >= 6:
+                out[base + 11 + (v - 6) % 4] = 1.0
+
+
 @njit(cache=True)
 def write_board(board, n, visible, code_of, out, offset):
     """One-hot ``board`` into ``out[offset:]``; cells with ``visible[c] == 0`` stay zero."""
     h = board.shape[1]
     for c in range(n * n):
-        for level in range(h):
-            base = offset + (c * h + level) * 15
-            for k in range(15):
-                out[base + k] = 0.0
-            if visible[c] == 0:
-                continue
-            v = board[c, level]
-            if v == 0:
-                out[base] = 1.0
-            else:
-                out[base + 1 + code_of[v]] = 1.0
-                if v >= 6:
-                    out[base + 11 + (v - 6) % 4] = 1.0
+        if visible[c] == 0:
+            for k in range(offset + c * h * 15, offset + (c + 1) * h * 15):
+                out[k] = 0.0
+        else:
+            write_cell(board, c, code_of, out, offset)
     return offset + n * n * h * 15
 
 

@@ -130,30 +130,29 @@ def optimal_from_keep(current, target, n, pair_of, large_offset, remove_offset, 
 
 
 @njit(cache=True)
+def _optimal_with_own_scratch(current, target, n, pair_of, large_offset, remove_offset, as_mask, out):
+    cells = n * n
+    scratch = np.empty(2 * cells, np.int8)
+    keep = scratch[:cells]
+    fill_keep_levels(current, target, n, keep)
+    return optimal_from_keep(
+        current, target, n, pair_of, large_offset, remove_offset, keep, scratch[cells:], as_mask, out
+    )
+
+
+@njit(cache=True)
 def fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset, out):
     """Write ``1 +`` the layer each optimal action acts on into ``out`` (int8, 0: not optimal).
 
     Returns how many actions are optimal.
     """
-    cells = n * n
-    scratch = np.empty(2 * cells, np.int8)
-    keep = scratch[:cells]
-    fill_keep_levels(current, target, n, keep)
-    return optimal_from_keep(
-        current, target, n, pair_of, large_offset, remove_offset, keep, scratch[cells:], False, out
-    )
+    return _optimal_with_own_scratch(current, target, n, pair_of, large_offset, remove_offset, False, out)
 
 
 @njit(cache=True)
 def fill_optimal_mask(current, target, n, pair_of, large_offset, remove_offset, out):
     """Write the int8 mask of optimal actions into ``out``; return how many there are."""
-    cells = n * n
-    scratch = np.empty(2 * cells, np.int8)
-    keep = scratch[:cells]
-    fill_keep_levels(current, target, n, keep)
-    return optimal_from_keep(
-        current, target, n, pair_of, large_offset, remove_offset, keep, scratch[cells:], True, out
-    )
+    return _optimal_with_own_scratch(current, target, n, pair_of, large_offset, remove_offset, True, out)
 
 
 @njit(cache=True)
