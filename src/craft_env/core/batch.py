@@ -39,7 +39,7 @@ play ``core.turn``'s ``begin_turn``/``play_builder_action`` logic and the
 ``core.observation`` writers for every episode of a lock-step batch; the
 vector env (``craft_env.envs.vector``) is one numba call per phase. The
 game's arrays travel as two tuples, ``tables`` and ``state`` (listed above
-``write_cell``; the vector env owns them). Observations are kept up to
+``director_masks_row``; the vector env owns them). Observations are kept up to
 date *incrementally*: an episode's rows are written in full by
 ``core.observation`` when it starts, and afterwards each phase rewrites
 only what changed (the spoken-intent one-hots, the one or two cells the

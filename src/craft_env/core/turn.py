@@ -99,14 +99,15 @@ def begin_turn(
     count = 0
     if oracle_n <= 0:
         fill_legal_mask(board, n, kind, cell_a, cell_b, builder_mask)
+        legal = builder_mask
     else:
         count = sample_from_mask(derive_seed(seed, STREAM_CANDIDATES, turn), optimal, oracle_n, candidates)
         builder_mask[:] = 0
         for k in range(count):
             builder_mask[candidates[k]] = 1
         builder_mask[noop] = 1
-    legal = np.empty(kind.shape[0], np.int8)
-    fill_legal_mask(board, n, kind, cell_a, cell_b, legal)
+        legal = np.empty(kind.shape[0], np.int8)
+        fill_legal_mask(board, n, kind, cell_a, cell_b, legal)
     heights = np.empty(cells, np.int8)
     for c in range(cells):
         heights[c] = stack_height(board, c)
