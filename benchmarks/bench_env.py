@@ -14,7 +14,6 @@ import argparse
 import time
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
 import craft_env

@@ -70,7 +70,6 @@ from craft_env.core.random import (
     STREAM_ORDER,
     STREAM_SAMPLE,
     STREAM_TARGET,
-    STREAM_VECTOR_ENV,
     STREAM_VECTOR_EPISODE,
     derive_seed,
     draw,

@@ -28,7 +28,6 @@ Director (``director_obs_dim``)::
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 BOARD_CHANNELS = 15
