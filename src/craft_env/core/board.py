@@ -112,6 +112,12 @@ def validate_array(cells: np.ndarray, n: int) -> None:
                     raise ValueError(f"structure: large block at {where} has no matching other half")
 
 
+def _init_slots(structure, *values) -> None:
+    """Set every slot of a new ``Structure`` (its ``__setattr__`` refuses assignment)."""
+    for name, value in zip(Structure.__slots__, values):
+        object.__setattr__(structure, name, value)
+
+
 class Structure:
     """An immutable ``n x n`` board with at most ``height`` layers.
 
@@ -132,16 +138,22 @@ class Structure:
         if cells.flags.writeable:
             cells = cells.copy()
             cells.flags.writeable = False
-        setattr_ = object.__setattr__
-        setattr_(self, "_cells", cells)
-        setattr_(self, "n", n)
-        setattr_(self, "height", cells.shape[1])
-        setattr_(self, "id", id)
-        setattr_(self, "complexity", complexity)
-        setattr_(self, "_hash", None)
+        _init_slots(self, cells, n, cells.shape[1], id, complexity, None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Structure is immutable (cannot set {name!r}); make a new one")
+
+    @classmethod
+    def adopt(cls, cells: np.ndarray, n: int) -> Structure:
+        """Wrap a valid cell array the caller hands over (no copy, no validation; it is made read-only).
+
+        The engine's fast path for boards it has just computed; anything from
+        outside goes through the validating constructors.
+        """
+        cells.flags.writeable = False
+        structure = object.__new__(cls)
+        _init_slots(structure, cells, n, cells.shape[1], None, None, None)
+        return structure
 
     @classmethod
     def empty(cls, n: int = DEFAULT_N, height: int = DEFAULT_HEIGHT) -> Structure:
@@ -388,16 +400,14 @@ class Structure:
         )
         if code != rules.OK:
             raise IllegalMoveError(move, self.check(move) or rules.REASONS[code])
-        cells.flags.writeable = False
-        return Structure(cells, self.n, _trusted=True)
+        return Structure.adopt(cells, self.n)
 
     def apply_action(self, action: int) -> Structure:
         """The board after the *legal* action id ``action`` (fast path for environments)."""
         table = action_table(self.n)
         cells = self._cells.copy()
         rules.apply_action_inplace(cells, self.n, action, table.kind, table.cell_a, table.cell_b, table.colour)
-        cells.flags.writeable = False
-        return Structure(cells, self.n, _trusted=True)
+        return Structure.adopt(cells, self.n)
 
     def legal_mask(self) -> np.ndarray:
         table = action_table(self.n)

@@ -107,6 +107,7 @@ class _CraftBase:
             BUILDER: spaces.Discrete(self.game.num_actions)
         }
         self.seat_of = {a: SEATS[k] for k, a in enumerate(DIRECTORS)}
+        self._seat_index = {a: k for k, a in enumerate(DIRECTORS)}
         self._noop_director_mask = np.zeros(self.game.num_intents, np.int8)
         self._noop_director_mask[0] = 1
         self._noop_director_masks = np.zeros((NUM_DIRECTORS, self.game.num_intents), np.int8)
@@ -177,7 +178,7 @@ class _CraftBase:
             if self.config.text_observations:
                 obs["text"] = builder_text(game)
         else:
-            seat = SEATS.index(self.seat_of[agent])
+            seat = self._seat_index[agent]
             obs = {
                 "observation": game.director_observation(seat),
                 "action_mask": (self._noop_director_mask if idle else game.director_masks[seat]).copy(),
@@ -250,7 +251,7 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._rewards_paid = False
         game = self.game
         if agent != BUILDER:
-            seat = SEATS.index(self.seat_of[agent])
+            seat = self._seat_index[agent]
             self.infos[agent] = game.speak(seat, action)
             self._speaker_index += 1
             if self._speaker_index < NUM_DIRECTORS:

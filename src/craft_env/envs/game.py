@@ -185,7 +185,7 @@ class CraftGame:
             reason = f"the builder's action must be an action id or text, got {type(action).__name__}"
         override = rules.OK
         if reason is None and claimed is not None and 0 <= action_id < self.num_actions:
-            reason = Structure(self.board.copy(), n, _trusted=True).check(claimed)
+            reason = Structure.adopt(self.board.copy(), n).check(claimed)
         if reason is not None:
             override = rules.WRONG_LAYER
         board_before = self.board.copy()
@@ -228,7 +228,7 @@ class CraftGame:
             "remove_attempted": bool(result[turn_kernels.RESULT_REMOVE_ATTEMPTED]),
             "followed_oracle": bool(result[turn_kernels.RESULT_FOLLOWED]),
             "candidates": candidates,
-            "board_before": Structure(board_before, n, _trusted=True),
+            "board_before": Structure.adopt(board_before, n),
             "reward": float(result[turn_kernels.RESULT_REWARD]),
             "terminated": terminated,
             "truncated": truncated,
@@ -320,9 +320,9 @@ class CraftGame:
         return directors, builder
 
     def board_structure(self) -> Structure:
-        return Structure(self.board.copy(), self.n, _trusted=True)
+        return Structure.adopt(self.board.copy(), self.n)
 
     def target_structure(self) -> Structure:
-        return self.config.structure if self.config.structure is not None else Structure(
-            self.target.copy(), self.n, _trusted=True
-        )
+        if self.config.structure is not None:
+            return self.config.structure
+        return Structure.adopt(self.target.copy(), self.n)
