@@ -60,28 +60,41 @@ def test_metadata_and_spaces_are_stable():
     assert "text" not in obs
 
 
-def _oracle_builder_game(target: Structure, max_turns: int) -> tuple[int, float]:
-    """No-op directors and a builder that always plays the single oracle candidate."""
-    env = craft_env.env(structure=target, oracle_n=1, max_turns=max_turns)
-    env.reset(seed=0)
-    turns = 0
+def _play_oracle_builder(env, after_builder_step=None, on_finished_observation=None) -> None:
+    """Play an episode (already reset): no-op directors, a builder playing its first unmasked move.
+
+    With ``oracle_n`` set, that move is an oracle candidate.
+    """
     for agent in env.agent_iter():
         obs, _, termination, truncation, _ = env.last()
         if termination or truncation:
+            if on_finished_observation is not None:
+                on_finished_observation(obs)
             env.step(None)
-            continue
-        if agent == BUILDER:
-            moves = np.flatnonzero(obs["action_mask"][:-1])
-            assert len(moves) == 1
-            env.step(int(moves[0]))
-            turns += 1
-            info = env.unwrapped.infos[BUILDER]
-            assert info["legal"] and info["optimal"] and info["followed_oracle"]
-            if info["terminated"]:
-                assert info["metrics"]["progress"] == 1.0
+        elif agent == BUILDER:
+            env.step(int(np.flatnonzero(obs["action_mask"][:-1])[0]))
+            if after_builder_step is not None:
+                after_builder_step(env)
         else:
             env.step(0)
-    return turns, env.unwrapped.game.distance
+
+
+def _oracle_builder_game(target: Structure, max_turns: int) -> tuple[int, float]:
+    """The turns an oracle-following builder (one candidate a turn) takes, and the distance left."""
+    env = craft_env.env(structure=target, oracle_n=1, max_turns=max_turns)
+    env.reset(seed=0)
+    turns = []
+
+    def check(env) -> None:
+        info = env.unwrapped.infos[BUILDER]
+        assert info["legal"] and info["optimal"] and info["followed_oracle"]
+        assert len(info["candidates"]) == 1
+        if info["terminated"]:
+            assert info["metrics"]["progress"] == 1.0
+        turns.append(info["turn"])
+
+    _play_oracle_builder(env, check)
+    return len(turns), env.unwrapped.game.distance
 
 
 def test_oracle_builder_completes_every_bundled_structure_in_distance_turns():
@@ -324,25 +337,20 @@ def test_rewards_and_truncation():
     for reward in ("progress_delta", "distance", "sparse"):
         env = craft_env.raw_env(structure=target, oracle_n=1, max_turns=3, reward=reward, director_order="fixed")
         env.reset(seed=0)
-        total = 0.0
-        for agent in env.agent_iter():
-            obs, r, termination, truncation, _ = env.last()
-            if termination or truncation:
-                env.step(None)
-                continue
-            if agent == BUILDER:
-                env.step(int(np.flatnonzero(obs["action_mask"][:-1])[0]))
-                total += env.rewards[BUILDER]
-                assert len(set(env.rewards.values())) == 1
-            else:
-                env.step(0)
+        paid = []
+
+        def collect(env) -> None:
+            assert len(set(env.rewards.values())) == 1
+            paid.append(env.rewards[BUILDER])
+
+        _play_oracle_builder(env, collect)
         assert env.game.turn == 3
         if reward == "distance":
-            assert total == 3.0
+            assert sum(paid) == 3.0
         elif reward == "sparse":
-            assert total == 0.0
+            assert sum(paid) == 0.0
         else:
-            assert total > 0
+            assert sum(paid) > 0
 
 
 @pytest.mark.parametrize("mode", ["intent", "text"])
@@ -350,17 +358,10 @@ def test_observing_after_the_game_is_won_works_and_allows_only_the_noop(mode):
     target = craft_env.load_eval_set()[3]
     env = craft_env.env(structure=target, oracle_n=1, max_turns=40, message_mode=mode)
     env.reset(seed=2)
-    for agent in env.agent_iter():
-        obs, _, termination, truncation, _ = env.last()
-        if termination or truncation:
-            assert obs["action_mask"].sum() == 1
-            env.step(None)
-            continue
-        if agent == BUILDER:
-            env.step(int(np.flatnonzero(obs["action_mask"][:-1])[0]))
-        else:
-            env.step(0)
+    finished = []
+    _play_oracle_builder(env, on_finished_observation=lambda obs: finished.append(int(obs["action_mask"].sum())))
     assert env.unwrapped.game.distance == 0
+    assert finished == [1, 1, 1, 1]
 
 
 def test_text_observations_are_printable_ascii():
