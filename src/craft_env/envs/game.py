@@ -175,7 +175,9 @@ class CraftGame:
         question = None
         claimed: Move | None = None
         reason: str | None = None
-        if isinstance(action, str):
+        if type(action) is int:
+            action_id = action
+        elif isinstance(action, str):
             action_id, claimed, question, reason = self._action_from_text(action)
             move_text = action
         elif isinstance(action, (int, np.integer)) and not isinstance(action, bool):
@@ -200,14 +202,15 @@ class CraftGame:
             reason = rules.REASONS[code]
             if code == rules.UNKNOWN_ACTION:
                 reason = f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
-        self.distance = int(result[turn_kernels.RESULT_DISTANCE])
+        _, layer, distance, reward, optimal, prescribed, attempted, followed = result.tolist()  # RESULT_* order
+        self.distance = int(distance)
         self.turn += 1
         terminated = self.distance == 0
         truncated = not terminated and self.turn >= self.config.max_turns
         self.done = terminated or truncated
         known = 0 <= action_id < self.num_actions and action_id != self.noop
         if legal and known:
-            move = cached_move(n, self.height, action_id, int(result[turn_kernels.RESULT_LAYER]))
+            move = cached_move(n, self.height, action_id, int(layer))
         elif claimed is not None:
             move = claimed
         else:
@@ -223,13 +226,13 @@ class CraftGame:
             "reason": reason,
             "metrics": dict(zip(METRIC_NAMES, self.scores.tolist())),
             "distance": self.distance,
-            "optimal": bool(result[turn_kernels.RESULT_OPTIMAL]),
-            "remove_prescribed": bool(result[turn_kernels.RESULT_REMOVE_PRESCRIBED]),
-            "remove_attempted": bool(result[turn_kernels.RESULT_REMOVE_ATTEMPTED]),
-            "followed_oracle": bool(result[turn_kernels.RESULT_FOLLOWED]),
+            "optimal": optimal == 1.0,
+            "remove_prescribed": prescribed == 1.0,
+            "remove_attempted": attempted == 1.0,
+            "followed_oracle": followed == 1.0,
             "candidates": candidates,
             "board_before": Structure.adopt(board_before, n),
-            "reward": float(result[turn_kernels.RESULT_REWARD]),
+            "reward": reward,
             "terminated": terminated,
             "truncated": truncated,
         }
