@@ -60,7 +60,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX
+from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.metrics import fill_scores
 from craft_env.core.observation import fill_builder_obs, fill_director_obs, write_cell
 from craft_env.core.generator import generate_with_scratch
@@ -115,8 +115,6 @@ def use_parallel(name: str, batch: int) -> bool:
 @functools.cache
 def pair_cells(n: int) -> np.ndarray:
     """``(P, 2)`` int16: the two cells of each adjacent pair, in action-table order."""
-    from craft_env.core.encoding import action_table
-
     table = action_table(n)
     ids = table.large_offset + 5 * np.arange(table.num_pairs)
     pairs = np.stack([table.cell_a[ids], table.cell_b[ids]], axis=1).astype(np.int16)
@@ -304,6 +302,15 @@ def _side(boards: np.ndarray) -> int:
     return n
 
 
+def _boards_and_targets(boards: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Checked ``(boards, targets, n)`` for the kernels that compare each board with its target."""
+    boards = _boards3(boards)
+    targets = _boards3(targets, "targets")
+    if targets.shape != boards.shape:
+        raise ValueError(f"targets: shape {targets.shape} differs from boards {boards.shape}")
+    return boards, targets, _side(boards)
+
+
 def _scratch(scratch: np.ndarray | None, batch: int, n: int) -> np.ndarray:
     if scratch is None:
         return new_scratch(batch, n)
@@ -317,8 +324,6 @@ def legal_masks(boards: np.ndarray, out: np.ndarray | None = None, scratch: np.n
 
     Pass ``out`` and ``scratch`` (``new_scratch(B, n)``) to reuse buffers.
     """
-    from craft_env.core.encoding import action_table
-
     boards = _boards3(boards)
     n = _side(boards)
     batch = boards.shape[0]
@@ -338,13 +343,7 @@ def optimal_masks(
     scratch: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(masks, counts)``: every board's int8 optimal-move mask towards its target and how many moves it holds."""
-    from craft_env.core.encoding import action_table
-
-    boards = _boards3(boards)
-    targets = _boards3(targets, "targets")
-    if targets.shape != boards.shape:
-        raise ValueError(f"targets: shape {targets.shape} differs from boards {boards.shape}")
-    n = _side(boards)
+    boards, targets, n = _boards_and_targets(boards, targets)
     table = action_table(n)
     batch = boards.shape[0]
     if out is None:
@@ -361,11 +360,7 @@ def scores_and_distances(
     boards: np.ndarray, targets: np.ndarray, scratch: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(scores (B, 5) float64, distances (B,) int64)``: the paper's metrics and the oracle distance per board."""
-    boards = _boards3(boards)
-    targets = _boards3(targets, "targets")
-    if targets.shape != boards.shape:
-        raise ValueError(f"targets: shape {targets.shape} differs from boards {boards.shape}")
-    n = _side(boards)
+    boards, targets, n = _boards_and_targets(boards, targets)
     batch = boards.shape[0]
     scores = np.empty((batch, 5), np.float64)
     distances = np.empty(batch, np.int64)
@@ -377,8 +372,6 @@ def scores_and_distances(
 
 def apply_actions(boards: np.ndarray, actions: np.ndarray) -> np.ndarray:
     """Play ``actions[b]`` on ``boards[b]`` in place where legal; returns each reason code (``rules.OK`` = played)."""
-    from craft_env.core.encoding import action_table
-
     boards = _boards3(boards)
     n = _side(boards)
     table = action_table(n)
@@ -458,8 +451,6 @@ def intent_groups(intent_tables, n: int, height: int) -> tuple[np.ndarray, np.nd
     groups in bucket ``c * (height + 1) + k``. Intents that denote no action
     belong to no group (always 0).
     """
-    from craft_env.core.encoding import action_table
-
     table = action_table(n)
     keys = n * n * (height + 1)
     per_seat = []
