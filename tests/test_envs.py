@@ -13,6 +13,8 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, ren
 
 import craft_env
 from craft_env import Structure, oracle
+from craft_env.core.encoding import VALUE_TO_CODE_INDEX
+from craft_env.core.observation import fill_builder_obs, fill_director_obs
 from craft_env.core.views import seat_cells
 from craft_env.envs.craft import BUILDER, DIRECTORS
 
@@ -165,6 +167,47 @@ def test_aec_and_parallel_play_the_same_game(seed, oracle_n, data):
     parallel = _play_parallel(seed, actions, **config)
     assert aec == parallel
     assert len(aec) == 12 or aec[-1][2]
+
+
+def _observations_from_scratch(game) -> tuple[np.ndarray, np.ndarray]:
+    """Every agent's observation encoded anew from the game state (``core.observation``'s full writers)."""
+    fraction = min(game.turn / game.config.max_turns, 1.0)
+    builder = np.empty(game.builder_dim, np.float32)
+    fill_builder_obs(game.board, game.n, VALUE_TO_CODE_INDEX, game.all_visible, game.spoken, game.num_intents,
+                     fraction, builder)
+    directors = np.empty((len(DIRECTORS), game.director_dim), np.float32)
+    for seat in range(len(DIRECTORS)):
+        fill_director_obs(game.board, game.target, game.n, VALUE_TO_CODE_INDEX, game.director_visible,
+                          game.walls[seat], game.spoken, game.num_intents, fraction, seat, directors[seat])
+    return directors, builder
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 2**40),
+    sees=st.sampled_from(["full", "walls"]),
+    start=st.sampled_from(["empty", "first_layer", "wall_D2"]),
+    oracle_n=st.sampled_from([None, 2]),
+    data=st.data(),
+)
+def test_kept_observations_match_a_fresh_encoding_at_every_step(seed, sees, start, oracle_n, data):
+    """The env updates observations in place (changed cells, spoken intents): they must equal a full rewrite."""
+    env = craft_env.raw_env(director_sees=sees, start=start, oracle_n=oracle_n, max_turns=8)
+    env.reset(seed=seed)
+    game = env.game
+    for agent in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        directors, builder = _observations_from_scratch(game)
+        expected = builder if agent == BUILDER else directors[DIRECTORS.index(agent)]
+        assert np.array_equal(obs["observation"], expected), agent
+        assert np.array_equal(game.director_obs, directors) and np.array_equal(game.builder_obs, builder)
+        if termination or truncation:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        size = env.action_space(agent).n
+        pick = data.draw(st.one_of(st.sampled_from(legal.tolist()), st.integers(0, size - 1)))
+        env.step(pick)
 
 
 def test_parallel_env_masks_the_idle_side():

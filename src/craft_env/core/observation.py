@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from craft_env.core.encoding import VALUE_TO_CODE_INDEX
+
 BOARD_CHANNELS = 15
 VIEW_CHANNELS = 11
 
@@ -145,3 +147,59 @@ def fill_all_obs(board, target, n, code_of, director_visible, builder_visible, w
         fill_director_obs(board, target, n, code_of, director_visible, walls[seat], spoken, num_intents,
                           turn_fraction, seat, director_out[seat])
     fill_builder_obs(board, n, code_of, builder_visible, spoken, num_intents, turn_fraction, builder_out)
+
+
+@njit(cache=True)
+def update_obs_after_move(before, board, n, director_visible, spoken, turn_fraction, director_out, builder_out):
+    """Bring kept observations from ``fill_all_obs`` up to date after a move, writing only what changed.
+
+    Cells whose stack differs between ``before`` and ``board`` are
+    re-encoded (for the directors only where ``director_visible``), the
+    intents spoken this turn are cleared (``spoken`` is reset to -1) and the
+    turn fraction is written. Target walls and seat one-hots never change
+    within an episode.
+    """
+    seats = director_out.shape[0]
+    h = board.shape[1]
+    num_intents = (builder_out.shape[0] - n * n * h * 15 - 1) // seats
+    builder_intents = n * n * h * 15
+    director_intents = builder_intents + n * h * 11
+    for c in range(n * n):
+        changed = False
+        for level in range(h):
+            if before[c, level] != board[c, level]:
+                changed = True
+        if changed:
+            write_cell(board, c, VALUE_TO_CODE_INDEX, builder_out, 0)
+            if director_visible[c]:
+                for seat in range(seats):
+                    write_cell(board, c, VALUE_TO_CODE_INDEX, director_out[seat], 0)
+    for s in range(seats):
+        if spoken[s] >= 0:
+            column = s * num_intents + spoken[s]
+            builder_out[builder_intents + column] = 0.0
+            for seat in range(seats):
+                director_out[seat, director_intents + column] = 0.0
+            spoken[s] = -1
+    builder_out[builder_intents + seats * num_intents] = turn_fraction
+    for seat in range(seats):
+        director_out[seat, director_intents + seats * num_intents] = turn_fraction
+
+
+@njit(cache=True)
+def note_intent(director_masks, spoken, seat, intent, director_out, builder_out):
+    """Director ``seat`` speaks ``intent`` if its mask allows it, else the no-op; return whether it was allowed.
+
+    The spoken intent goes into ``spoken`` and every kept observation.
+    """
+    allowed = director_masks[seat, intent] != 0
+    if not allowed:
+        intent = 0
+    seats = director_out.shape[0]
+    num_intents = director_masks.shape[1]
+    spoken[seat] = intent
+    column = seat * num_intents + intent
+    builder_out[builder_out.shape[0] - 1 - seats * num_intents + column] = 1.0
+    for row in range(seats):
+        director_out[row, director_out.shape[1] - 1 - seats - seats * num_intents + column] = 1.0
+    return allowed

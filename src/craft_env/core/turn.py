@@ -2,9 +2,12 @@
 
 ``begin_turn`` draws the directors' order and the oracle candidates from the
 episode seed and writes every mask; ``play_builder_action`` checks, applies
-and scores the builder's move. The PettingZoo envs call them once per turn
-on one episode; the batched vector env calls the same functions over a batch
-(so both play exactly the same rules and randomness).
+and scores the builder's move. The PettingZoo envs call ``begin_turn`` at
+reset and then ``finish_turn`` once per turn (the builder's move, the next
+turn and the kept observations in one call, because on this path the cost
+of a call is mostly numba's argument dispatch); the batched
+vector env plays the same logic over a batch (so both play exactly the same
+rules and randomness).
 
 Static tables are packed into one int16 array ``static`` of shape
 ``(4, num_actions)``: rows kind, cell_a, cell_b, colour (``pack_static``).
@@ -17,6 +20,7 @@ from numba import njit
 
 from craft_env.core.encoding import KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.metrics import fill_scores
+from craft_env.core.observation import update_obs_after_move
 from craft_env.core.oracle import distance, fill_optimal_mask
 from craft_env.core.random import (
     STREAM_CANDIDATES,
@@ -30,7 +34,7 @@ from craft_env.core.rules import (
     UNKNOWN_ACTION,
     apply_action_inplace,
     check_action,
-    fill_legal_mask,
+    fill_legal_layers,
     stack_height,
 )
 
@@ -47,7 +51,8 @@ RESULT_OPTIMAL = 4
 RESULT_REMOVE_PRESCRIBED = 5
 RESULT_REMOVE_ATTEMPTED = 6
 RESULT_FOLLOWED = 7
-RESULT_SIZE = 8
+RESULT_CANDIDATES = 8
+RESULT_SIZE = 9
 
 
 def pack_static(n: int) -> np.ndarray:
@@ -96,33 +101,24 @@ def begin_turn(
             order[s] = fixed_order[s]
     fill_optimal_mask(board, target, n, pair_of, large_offset, remove_offset, optimal)
     noop = kind.shape[0] - 1
+    # 1 + the layer each legal action acts on (0: illegal): the builder's and the directors' masks.
+    layers = np.empty(kind.shape[0], np.int8)
+    fill_legal_layers(board, n, kind, cell_a, cell_b, layers)
     count = 0
     if oracle_n <= 0:
-        fill_legal_mask(board, n, kind, cell_a, cell_b, builder_mask)
-        legal = builder_mask
+        for action in range(kind.shape[0]):
+            builder_mask[action] = 1 if layers[action] else 0
     else:
         count = sample_from_mask(derive_seed(seed, STREAM_CANDIDATES, turn), optimal, oracle_n, candidates)
         builder_mask[:] = 0
         for k in range(count):
             builder_mask[candidates[k]] = 1
         builder_mask[noop] = 1
-        legal = np.empty(kind.shape[0], np.int8)
-        fill_legal_mask(board, n, kind, cell_a, cell_b, legal)
-    heights = np.empty(cells, np.int8)
-    for c in range(cells):
-        heights[c] = stack_height(board, c)
     for s in range(seats):
         director_masks[s, 0] = 1
         for intent in range(1, intent_action.shape[1]):
             action = intent_action[s, intent]
-            allowed = 0
-            if action >= 0 and legal[action]:
-                level = heights[cell_a[action]]
-                if kind[action] == KIND_REMOVE:
-                    level -= 1
-                if level == intent_layer[s, intent]:
-                    allowed = 1
-            director_masks[s, intent] = allowed
+            director_masks[s, intent] = 1 if action >= 0 and layers[action] == intent_layer[s, intent] + 1 else 0
     return count
 
 
@@ -185,4 +181,42 @@ def play_builder_action(
     result[RESULT_REMOVE_PRESCRIBED] = prescribed
     result[RESULT_REMOVE_ATTEMPTED] = 1.0 if known and kind[action] == KIND_REMOVE else 0.0
     result[RESULT_FOLLOWED] = followed
+    return code
+
+
+@njit(cache=True)
+def finish_turn(
+    before, board, target, n, action, override, seed, turn, max_turns, oracle_n, fixed_order, static, pair_of,
+    intent_action, intent_layer, order, optimal, candidates, num_candidates, reward_kind, scores, result,
+    builder_mask, director_masks, director_visible, spoken, director_obs, builder_obs,
+):
+    """The builder's ``action`` ends the turn; ``turn`` is the count of turns played after it.
+
+    Plays and scores the move (``play_builder_action``), then either closes
+    the episode (target complete, or ``turn >= max_turns``: every mask allows
+    only the no-op and there are no candidates) or begins the next turn, and
+    updates the kept observations (``before`` is scratch shaped like the
+    board: it receives the board before the move, to find the changed
+    cells). Returns the reason code; ``result[RESULT_CANDIDATES]`` holds the
+    next turn's candidate count.
+    """
+    before[:, :] = board
+    code = play_builder_action(
+        board, target, n, action, override, static, optimal, candidates, num_candidates, reward_kind, scores, result
+    )
+    count = 0
+    if result[RESULT_DISTANCE] == 0 or turn >= max_turns:
+        builder_mask[:] = 0
+        builder_mask[builder_mask.shape[0] - 1] = 1
+        director_masks[:, :] = 0
+        director_masks[:, 0] = 1
+    else:
+        count = begin_turn(
+            board, target, n, seed, turn, oracle_n, fixed_order, static, pair_of, intent_action, intent_layer,
+            order, optimal, candidates, builder_mask, director_masks,
+        )
+    result[RESULT_CANDIDATES] = count
+    update_obs_after_move(
+        before, board, n, director_visible, spoken, min(turn / max_turns, 1.0), director_obs, builder_obs
+    )
     return code

@@ -26,10 +26,12 @@ Rewards               shared by the team, paid on the builder's step:
                       ``distance`` (oracle distance before minus after), or
                       ``sparse`` (1 on completion)
 Termination           the target is complete; truncation at ``max_turns``
-Info (builder)        move, legal, reason, metrics, distance, optimal,
-                      remove_prescribed, remove_attempted, followed_oracle,
-                      candidates, board_before; directors get only the public
-                      part (turn, move, legal, reason, their own intent)
+Info (builder)        turn, action, move, text, question, legal, reason,
+                      metrics, distance, optimal, remove_prescribed,
+                      remove_attempted, followed_oracle, candidates, reward,
+                      terminated, truncated; directors get only the public
+                      part (turn, move, question, legal, reason), and on
+                      their own step their own intent
 Render modes          ``ansi``, ``rgb_array``
 ====================  ========================================================
 
@@ -97,6 +99,7 @@ class _CraftBase:
     def _setup(self, **config: Any) -> None:
         self.config = make_config(**config)
         self.render_mode = self.config.render_mode
+        self._text_observations = self.config.text_observations
         self.game = CraftGame(self.config)
         self.possible_agents = list(AGENTS)
         text = self.config.text_observations
@@ -114,6 +117,13 @@ class _CraftBase:
         self._noop_director_masks[:, 0] = 1
         self._noop_builder_mask = np.zeros(self.game.num_actions, np.int8)
         self._noop_builder_mask[self.game.noop] = 1
+        # Per agent: views of the game's kept observation and mask (updated in place), and its idle mask.
+        game = self.game
+        self._kept_views = {
+            agent: (game.director_obs[seat], game.director_masks[seat], self._noop_director_mask)
+            for seat, agent in enumerate(DIRECTORS)
+        }
+        self._kept_views[BUILDER] = (game.builder_obs, game.builder_mask, self._noop_builder_mask)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -135,6 +145,11 @@ class _CraftBase:
         return self.game.turn
 
     @property
+    def last_move(self):
+        """The ``Move`` the builder's last action named (played or not), or None (no-op, unknown id, no move yet)."""
+        return self.game.last_move
+
+    @property
     def candidates(self):
         return self.game.candidate_moves()
 
@@ -149,47 +164,44 @@ class _CraftBase:
 
     @property
     def director_order(self) -> list[str]:
-        return [SEATS[k] for k in self.game.order.tolist()]
+        return [SEATS[k] for k in self.game.order_list]
 
     def _observe_all(self, builder_idle: bool) -> dict[str, dict[str, Any]]:
-        """All four observations at once (the Parallel env's path): one kernel call, one mask copy."""
+        """All four observations at once (the Parallel env's path): one copy per block, rows as views."""
         game = self.game
-        directors, builder = game.all_observations()
-        director_masks = (game.director_masks if builder_idle else self._noop_director_masks).copy()
+        obs = game.director_obs.copy()
+        masks = (game.director_masks if builder_idle else self._noop_director_masks).copy()
         builder_mask = (self._noop_builder_mask if builder_idle else game.builder_mask).copy()
         observations = {
-            agent: {"observation": directors[seat], "action_mask": director_masks[seat]}
-            for seat, agent in enumerate(DIRECTORS)
+            DIRECTORS[0]: {"observation": obs[0], "action_mask": masks[0]},
+            DIRECTORS[1]: {"observation": obs[1], "action_mask": masks[1]},
+            DIRECTORS[2]: {"observation": obs[2], "action_mask": masks[2]},
+            BUILDER: {"observation": game.builder_obs.copy(), "action_mask": builder_mask},
         }
-        observations[BUILDER] = {"observation": builder, "action_mask": builder_mask}
-        if self.config.text_observations:
+        if self._text_observations:
             for seat, agent in enumerate(DIRECTORS):
                 observations[agent]["text"] = director_text(game, seat)
             observations[BUILDER]["text"] = builder_text(game)
         return observations
 
     def _observe(self, agent: str, idle: bool) -> dict[str, Any]:
-        game = self.game
-        if agent == BUILDER:
-            obs = {
-                "observation": game.builder_observation(),
-                "action_mask": (self._noop_builder_mask if idle else game.builder_mask).copy(),
-            }
-            if self.config.text_observations:
-                obs["text"] = builder_text(game)
-        else:
-            seat = self._seat_index[agent]
-            obs = {
-                "observation": game.director_observation(seat),
-                "action_mask": (self._noop_director_mask if idle else game.director_masks[seat]).copy(),
-            }
-            if self.config.text_observations:
-                obs["text"] = director_text(game, seat)
+        observation, mask, idle_mask = self._kept_views[agent]
+        obs = {"observation": observation.copy(), "action_mask": (idle_mask if idle else mask).copy()}
+        if self._text_observations:
+            seat = self._seat_index.get(agent)
+            obs["text"] = builder_text(self.game) if seat is None else director_text(self.game, seat)
         return obs
 
     @staticmethod
     def _public_info(outcome: dict[str, Any]) -> dict[str, Any]:
-        return {key: outcome[key] for key in ("turn", "move", "question", "legal", "reason")}
+        """What every director may learn of the builder's turn (nothing derived from the target)."""
+        return {
+            "turn": outcome["turn"],
+            "move": outcome["move"],
+            "question": outcome["question"],
+            "legal": outcome["legal"],
+            "reason": outcome["reason"],
+        }
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
@@ -233,7 +245,7 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.infos = {a: {} for a in AGENTS}
         self._speaker_index = 0
         self._rewards_paid = False
-        self.agent_selection = DIRECTORS[int(self.game.order[0])]
+        self.agent_selection = DIRECTORS[self.game.order_list[0]]
 
     def observe(self, agent: str) -> dict[str, Any]:
         return self._observe(agent, idle=False)
@@ -255,23 +267,24 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
             self.infos[agent] = game.speak(seat, action)
             self._speaker_index += 1
             if self._speaker_index < NUM_DIRECTORS:
-                self.agent_selection = DIRECTORS[int(game.order[self._speaker_index])]
+                self.agent_selection = DIRECTORS[game.order_list[self._speaker_index]]
             else:
                 self.agent_selection = BUILDER
         else:
             outcome = game.build(action)
             reward = outcome["reward"]
             self._rewards_paid = True
-            public = self._public_info(outcome)
+            cumulative = self._cumulative_rewards
             for name in AGENTS:
                 rewards[name] = reward
-                self._cumulative_rewards[name] += reward
-                self.terminations[name] = outcome["terminated"]
-                self.truncations[name] = outcome["truncated"]
-                self.infos[name] = public
-            self.infos[BUILDER] = outcome
+                cumulative[name] += reward
+            if game.done:
+                self.terminations = dict.fromkeys(AGENTS, outcome["terminated"])
+                self.truncations = dict.fromkeys(AGENTS, outcome["truncated"])
+            public = self._public_info(outcome)
+            self.infos = {DIRECTORS[0]: public, DIRECTORS[1]: public, DIRECTORS[2]: public, BUILDER: outcome}
             self._speaker_index = 0
-            self.agent_selection = DIRECTORS[int(game.order[0])]
+            self.agent_selection = DIRECTORS[game.order_list[0]]
 
 
 def _before_reset(name: str) -> AttributeError:
@@ -370,7 +383,7 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
         game = self.game
         if not self._builder_phase:
             infos = {}
-            for seat in game.order.tolist():
+            for seat in game.order_list:
                 agent = DIRECTORS[seat]
                 infos[agent] = game.speak(seat, actions.get(agent, 0))
             infos[BUILDER] = {}
@@ -382,8 +395,7 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
         outcome = game.build(actions.get(BUILDER, game.noop))
         self._builder_phase = False
         public = self._public_info(outcome)
-        infos = {a: public for a in DIRECTORS}
-        infos[BUILDER] = outcome
+        infos = {DIRECTORS[0]: public, DIRECTORS[1]: public, DIRECTORS[2]: public, BUILDER: outcome}
         rewards = dict.fromkeys(AGENTS, outcome["reward"])
         terminations = dict.fromkeys(AGENTS, outcome["terminated"])
         truncations = dict.fromkeys(AGENTS, outcome["truncated"])

@@ -25,16 +25,10 @@ from craft_env.core.generator import generate_into
 from craft_env.core.intents import intent_table
 from craft_env.core.metrics import METRIC_NAMES, fill_scores
 from craft_env.core.moves import Move
-from craft_env.core.observation import (
-    builder_obs_dim,
-    director_obs_dim,
-    fill_all_obs,
-    fill_builder_obs,
-    fill_director_obs,
-)
+from craft_env.core.observation import builder_obs_dim, director_obs_dim, fill_all_obs, note_intent
 from craft_env.core.random import STREAM_TARGET, derive_seed, normalise_seed
 from craft_env.core import turn as turn_kernels
-from craft_env.core.starts import start_board
+from craft_env.core.starts import STARTS, fill_start
 from craft_env.core.views import seat_cell_indices
 from craft_env.envs.config import SEATS, EnvConfig
 
@@ -68,9 +62,13 @@ class CraftGame:
         self.remove_slice = slice(self.table.remove_offset, self.table.remove_offset + n * n)
         cells = n * n
         self.board = np.zeros((cells, height), np.int8)
+        self._board_scratch = np.zeros((cells, height), np.int8)
+        self._start_index = STARTS.index(config.start)
+        self._prefix_scratch = np.zeros(cells, np.int8)
         self.target = np.zeros((cells, height), np.int8)
         self.spoken = np.full(NUM_DIRECTORS, -1, np.int16)
         self.order = np.arange(NUM_DIRECTORS, dtype=np.int64)
+        self.order_list = self.order.tolist()  # the same, as Python ints for the envs' hot path
         self.optimal = np.zeros(self.num_actions, np.int8)
         self.builder_mask = np.zeros(self.num_actions, np.int8)
         self.director_masks = np.zeros((NUM_DIRECTORS, self.num_intents), np.int8)
@@ -85,19 +83,22 @@ class CraftGame:
         self.fixed_order = np.array(fixed if fixed is not None else (-1,) * NUM_DIRECTORS, np.int64)
         self.oracle_n = config.oracle_n or 0
         self.reward_kind = ("progress_delta", "distance", "sparse").index(config.reward)
-        # The observation kernels' fixed arguments: these arrays are updated in place, never rebound.
-        self._builder_args = (self.board, n, VALUE_TO_CODE_INDEX, self.all_visible, self.spoken, self.num_intents)
-        self._director_args = [
-            (self.board, self.target, n, VALUE_TO_CODE_INDEX, self.director_visible, wall, self.spoken,
-             self.num_intents)
-            for wall in self.walls
-        ]
+        # Every agent's observation, kept current in place: the turn kernels refresh them after each
+        # move and ``speak`` sets the spoken intent's entry, so observing is a copy.
+        self.director_obs = np.zeros((NUM_DIRECTORS, self.director_dim), np.float32)
+        self.builder_obs = np.zeros(self.builder_dim, np.float32)
+        # The turn kernels' arguments that never change (arrays are updated in place, never rebound).
+        self._tables = (self.fixed_order, self.static, self.table.pair_of, self.intent_action, self.intent_layer)
+        self._turn_state = (self.order, self.optimal, self.candidate_ids)
+        self._masks_and_obs = (self.builder_mask, self.director_masks, self.director_visible, self.spoken,
+                               self.director_obs, self.builder_obs)
         self.seed = 0
         self.turn = 0
         self.distance = 0
         self.done = False
         self.conversation: list[dict[str, Any]] = []
         self.last_outcome: dict[str, Any] | None = None
+        self.last_move: Move | None = None
 
     # ---------------------------------------------------------------- episode
 
@@ -109,52 +110,61 @@ class CraftGame:
         else:
             self.target[:] = 0
             generate_into(np.uint64(derive_seed(self.seed, STREAM_TARGET, 0)), self.n, self.target)
-        self.board[:] = start_board(self.target, self.n, self.config.start)
+        fill_start(self.target, self.n, self._start_index, self.wall_array, self._prefix_scratch, self.board)
         self.turn = 0
         self.done = False
         self.conversation = []
         self.last_outcome = None
+        self.last_move = None
         fill_scores(self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.scores)
         self.distance = int(oracle_kernels.distance(self.board, self.target, self.n))
         self.result[turn_kernels.RESULT_DISTANCE] = self.distance
         self.begin_turn()
 
     def begin_turn(self) -> None:
-        """Draw this turn's speaking order and candidates; refresh every mask."""
+        """Draw this turn's speaking order and candidates; rewrite every mask and observation.
+
+        Also the way to resynchronise after editing ``board`` in place.
+        """
         self.spoken[:] = -1
+        fill_all_obs(
+            self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.director_visible, self.all_visible,
+            self.wall_array, self.spoken, self.num_intents, min(self.turn / self.config.max_turns, 1.0),
+            self.director_obs, self.builder_obs,
+        )
         self.num_candidates = int(
             turn_kernels.begin_turn(
-                self.board, self.target, self.n, self.seed, self.turn, self.oracle_n, self.fixed_order,
-                self.static, self.table.pair_of, self.intent_action, self.intent_layer,
-                self.order, self.optimal, self.candidate_ids, self.builder_mask, self.director_masks,
+                self.board, self.target, self.n, self.seed, self.turn, self.oracle_n, *self._tables,
+                *self._turn_state, self.builder_mask, self.director_masks,
             )
         )
+        self.order_list = self.order.tolist()
 
     # ----------------------------------------------------------------- acting
 
     def speak(self, seat: int, action: Any) -> dict[str, Any]:
         """Director ``seat`` says ``action`` (an intent id, or a message string). Never raises."""
-        reason = None
-        text = None
-        if type(action) is int and 0 <= action < self.num_intents and self.director_masks[seat, action]:
+        text = reason = None
+        if type(action) is int and 0 <= action < self.num_intents:
             intent = action
-        elif isinstance(action, str):
-            text = action
-            intent = self._intent_from_text(seat, action)
-        elif isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            intent = int(action)
-            if not 0 <= intent < self.num_intents:
-                reason = f"unknown intent id {intent} (expected 0..{self.num_intents - 1})"
-                intent = 0
-            elif not self.director_masks[seat, intent]:
-                reason = f"intent {intent} is not allowed now (it names no legal move on the current board)"
-                intent = 0
         else:
-            reason = f"a director's action must be an intent id or a message string, got {type(action).__name__}"
+            intent, text, reason = self._intent_from_action(seat, action)
+        if not note_intent(self.director_masks, self.spoken, seat, intent, self.director_obs, self.builder_obs):
+            reason = f"intent {intent} is not allowed now (it names no legal move on the current board)"
             intent = 0
-        self.spoken[seat] = intent
         self.conversation.append({"turn": self.turn + 1, "speaker": SEATS[seat], "intent": intent, "text": text})
         return {"turn": self.turn + 1, "intent": intent, "message": text, "legal": reason is None, "reason": reason}
+
+    def _intent_from_action(self, seat: int, action: Any) -> tuple[int, str | None, str | None]:
+        """``(intent id in range, message text, reason)`` for anything but an in-range ``int``."""
+        if isinstance(action, str):
+            return self._intent_from_text(seat, action), action, None
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            intent = int(action)
+            if 0 <= intent < self.num_intents:
+                return intent, None, None
+            return 0, None, f"unknown intent id {intent} (expected 0..{self.num_intents - 1})"
+        return 0, None, f"a director's action must be an intent id or a message string, got {type(action).__name__}"
 
     def _intent_from_text(self, seat: int, message: str) -> int:
         from craft_env.text import parse_director_message
@@ -190,21 +200,23 @@ class CraftGame:
             reason = Structure.adopt(self.board.copy(), n).check(claimed)
         if reason is not None:
             override = rules.WRONG_LAYER
-        board_before = self.board.copy()
-        candidates = self.candidate_strings()
+        candidates = self.candidate_strings() if self.oracle_n else None
         result = self.result
-        code = turn_kernels.play_builder_action(
-            self.board, self.target, n, action_id, override, self.static, self.optimal, self.candidate_ids,
-            self.num_candidates if self.oracle_n else -1, self.reward_kind, self.scores, result,
+        self.turn += 1
+        code = turn_kernels.finish_turn(
+            self._board_scratch, self.board, self.target, n, action_id, override, self.seed, self.turn, self.config.max_turns,
+            self.oracle_n, *self._tables, *self._turn_state, self.num_candidates if self.oracle_n else -1,
+            self.reward_kind, self.scores, result, *self._masks_and_obs,
         )
         legal = code == rules.OK
         if reason is None and not legal:
             reason = rules.REASONS[code]
             if code == rules.UNKNOWN_ACTION:
                 reason = f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
-        _, layer, distance, reward, optimal, prescribed, attempted, followed = result.tolist()  # RESULT_* order
+        _, layer, distance, reward, optimal, prescribed, attempted, followed, count = result.tolist()  # RESULT_*
+        self.num_candidates = int(count)
         self.distance = int(distance)
-        self.turn += 1
+        self.order_list = self.order.tolist()
         terminated = self.distance == 0
         truncated = not terminated and self.turn >= self.config.max_turns
         self.done = terminated or truncated
@@ -219,7 +231,6 @@ class CraftGame:
             "turn": self.turn,
             "action": action_id,
             "move": None if move is None else str(move),
-            "move_dict": None if move is None else move.to_dict(),
             "text": move_text,
             "question": question,
             "legal": legal,
@@ -231,27 +242,15 @@ class CraftGame:
             "remove_attempted": attempted == 1.0,
             "followed_oracle": followed == 1.0,
             "candidates": candidates,
-            "board_before": Structure.adopt(board_before, n),
             "reward": reward,
             "terminated": terminated,
             "truncated": truncated,
         }
         self.last_outcome = outcome
+        self.last_move = move
         self.conversation.append({"turn": self.turn, "speaker": "builder", "intent": None, "text": None,
                                   "outcome": outcome})
-        if self.done:
-            self.end_episode()
-        else:
-            self.begin_turn()
         return outcome
-
-    def end_episode(self) -> None:
-        """After the last turn: no candidates, and every mask allows only the no-op."""
-        self.num_candidates = 0
-        self.builder_mask[:] = 0
-        self.builder_mask[self.noop] = 1
-        self.director_masks[:] = 0
-        self.director_masks[:, 0] = 1
 
     def _action_from_text(self, text: str) -> tuple[int, Move | None, str | None, str | None]:
         from craft_env.text import ParseError, parse_builder_reply
@@ -298,29 +297,17 @@ class CraftGame:
             out.append(cached_move(self.n, self.height, action, level))
         return out
 
-    def turn_fraction(self) -> float:
-        """Turns played over ``max_turns`` (the observation's last, board-independent value)."""
-        return min(self.turn / self.config.max_turns, 1.0)
-
     def builder_observation(self) -> np.ndarray:
-        out = np.empty(self.builder_dim, np.float32)
-        fill_builder_obs(*self._builder_args, self.turn_fraction(), out)
-        return out
+        """A copy of the builder's current observation."""
+        return self.builder_obs.copy()
 
     def director_observation(self, seat: int) -> np.ndarray:
-        out = np.empty(self.director_dim, np.float32)
-        fill_director_obs(*self._director_args[seat], self.turn_fraction(), seat, out)
-        return out
+        """A copy of director ``seat``'s current observation."""
+        return self.director_obs[seat].copy()
 
     def all_observations(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every agent's observation in one kernel call: ``(directors (3, D), builder (D',))``."""
-        directors = np.empty((NUM_DIRECTORS, self.director_dim), np.float32)
-        builder = np.empty(self.builder_dim, np.float32)
-        fill_all_obs(
-            self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.director_visible, self.all_visible,
-            self.wall_array, self.spoken, self.num_intents, self.turn_fraction(), directors, builder,
-        )
-        return directors, builder
+        """Copies of every agent's observation: ``(directors (3, D), builder (D',))``."""
+        return self.director_obs.copy(), self.builder_obs.copy()
 
     def board_structure(self) -> Structure:
         return Structure.adopt(self.board.copy(), self.n)

@@ -28,6 +28,7 @@ from typing import Any
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
 from craft_env.agents.prompts import archetype_for
 from craft_env.core.board import Structure
+from craft_env.core.moves import Move
 from craft_env.eval.cache import ReplayCache
 from craft_env.eval.llm import ModelCallError, ModelClient
 from craft_env.eval.logs import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
@@ -159,6 +160,8 @@ def _director_entry(
 
 def _turn_fields(
     info: dict[str, Any],
+    board_before: Structure,
+    move_attempted: Move | None,
     directors: list[dict[str, Any]],
     builder: BuilderReply,
     candidates: list[Any] | None,
@@ -177,9 +180,9 @@ def _turn_fields(
         builder_entry["raw"] = builder.raw
     metrics = dict(info["metrics"])
     metrics["distance"] = int(info["distance"])
-    move = info.get("move_dict")
+    move = None if move_attempted is None else move_attempted.to_dict()
     return {
-        "structure_before": _board_dict(info["board_before"]),
+        "structure_before": _board_dict(board_before),
         "director_order": order,
         "director_responses": directors,
         "oracle_moves": None if candidates is None else [m.to_dict() for m in candidates],
@@ -283,7 +286,7 @@ async def play_game(
                 spec.structure_id,
                 attempt,
                 int(info["turn"]),
-                _turn_fields(info, spoken, reply, candidates, order, turn_usage),
+                _turn_fields(info, context.board, u.last_move, spoken, reply, candidates, order, turn_usage),
             )
             log.debug(
                 "turn logged: %s run %d attempt %d turn %d",
