@@ -191,7 +191,7 @@ def _observations_from_scratch(game) -> tuple[np.ndarray, np.ndarray]:
     data=st.data(),
 )
 def test_kept_observations_match_a_fresh_encoding_at_every_step(seed, sees, start, oracle_n, data):
-    """The env updates observations in place (changed cells, spoken intents): they must equal a full rewrite."""
+    """Observations are updated in place (changed cells, spoken intents): they must equal a full rewrite."""
     env = craft_env.raw_env(director_sees=sees, start=start, oracle_n=oracle_n, max_turns=8)
     env.reset(seed=seed)
     game = env.game
@@ -201,6 +201,12 @@ def test_kept_observations_match_a_fresh_encoding_at_every_step(seed, sees, star
         expected = builder if agent == BUILDER else directors[DIRECTORS.index(agent)]
         assert np.array_equal(obs["observation"], expected), agent
         assert np.array_equal(game.director_obs, directors) and np.array_equal(game.builder_obs, builder)
+        if agent == BUILDER and oracle_n and not (termination or truncation):
+            board = env.board
+            candidates = env.candidates
+            assert candidates and all(board.is_legal(move) and move.layer is not None for move in candidates)
+            named = sorted(move.to_action(game.n) for move in candidates)
+            assert named == np.flatnonzero(obs["action_mask"])[:-1].tolist()
         if termination or truncation:
             env.step(None)
             continue

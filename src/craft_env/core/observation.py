@@ -150,7 +150,9 @@ def fill_all_obs(board, target, n, code_of, director_visible, builder_visible, w
 
 
 @njit(cache=True)
-def update_obs_after_move(before, board, n, director_visible, spoken, turn_fraction, director_out, builder_out):
+def update_obs_after_move(
+    before, board, n, director_visible, spoken, turn_fraction, director_out, builder_out
+):
     """Bring kept observations from ``fill_all_obs`` up to date after a move, writing only what changed.
 
     Cells whose stack differs between ``before`` and ``board`` are
@@ -188,7 +190,7 @@ def update_obs_after_move(before, board, n, director_visible, spoken, turn_fract
 
 @njit(cache=True)
 def note_intent(director_masks, spoken, seat, intent, director_out, builder_out):
-    """Director ``seat`` speaks ``intent`` if its mask allows it, else the no-op; return whether it was allowed.
+    """Director ``seat`` speaks ``intent`` if its mask allows it, else the no-op; returns whether allowed.
 
     The spoken intent goes into ``spoken`` and every kept observation.
     """

@@ -79,13 +79,15 @@ def begin_turn(
     order,
     optimal,
     candidates,
+    candidate_layers,
     builder_mask,
     director_masks,
 ):
     """Draw the turn's order and candidates and write every mask; return the number of candidates.
 
     ``fixed_order[0] < 0`` means a seeded shuffle; ``oracle_n <= 0`` means no
-    oracle condition (the builder may try every legal move).
+    oracle condition (the builder may try every legal move). The layer each
+    candidate acts on goes into ``candidate_layers`` (for naming the moves).
     """
     kind = static[0]
     cell_a = static[1]
@@ -113,12 +115,14 @@ def begin_turn(
         builder_mask[:] = 0
         for k in range(count):
             builder_mask[candidates[k]] = 1
+            candidate_layers[k] = layers[candidates[k]] - 1
         builder_mask[noop] = 1
     for s in range(seats):
         director_masks[s, 0] = 1
         for intent in range(1, intent_action.shape[1]):
             action = intent_action[s, intent]
-            director_masks[s, intent] = 1 if action >= 0 and layers[action] == intent_layer[s, intent] + 1 else 0
+            allowed = action >= 0 and layers[action] == intent_layer[s, intent] + 1
+            director_masks[s, intent] = 1 if allowed else 0
     return count
 
 
@@ -187,8 +191,8 @@ def play_builder_action(
 @njit(cache=True)
 def finish_turn(
     before, board, target, n, action, override, seed, turn, max_turns, oracle_n, fixed_order, static, pair_of,
-    intent_action, intent_layer, order, optimal, candidates, num_candidates, reward_kind, scores, result,
-    builder_mask, director_masks, director_visible, spoken, director_obs, builder_obs,
+    intent_action, intent_layer, order, optimal, candidates, candidate_layers, num_candidates, reward_kind, scores,
+    result, builder_mask, director_masks, director_visible, spoken, director_obs, builder_obs,
 ):
     """The builder's ``action`` ends the turn; ``turn`` is the count of turns played after it.
 
@@ -202,7 +206,8 @@ def finish_turn(
     """
     before[:, :] = board
     code = play_builder_action(
-        board, target, n, action, override, static, optimal, candidates, num_candidates, reward_kind, scores, result
+        board, target, n, action, override, static, optimal, candidates, num_candidates, reward_kind, scores,
+        result,
     )
     count = 0
     if result[RESULT_DISTANCE] == 0 or turn >= max_turns:
@@ -213,7 +218,7 @@ def finish_turn(
     else:
         count = begin_turn(
             board, target, n, seed, turn, oracle_n, fixed_order, static, pair_of, intent_action, intent_layer,
-            order, optimal, candidates, builder_mask, director_masks,
+            order, optimal, candidates, candidate_layers, builder_mask, director_masks,
         )
     result[RESULT_CANDIDATES] = count
     update_obs_after_move(

@@ -146,7 +146,10 @@ class _CraftBase:
 
     @property
     def last_move(self):
-        """The ``Move`` the builder's last action named (played or not), or None (no-op, unknown id, no move yet)."""
+        """The ``Move`` the builder's last action named, played or not.
+
+        None after a no-op, an unknown action id, or before the first move.
+        """
         return self.game.last_move
 
     @property

@@ -19,8 +19,8 @@ import numpy as np
 
 from craft_env.core import oracle as oracle_kernels
 from craft_env.core import rules
-from craft_env.core.board import Structure, cached_move
-from craft_env.core.encoding import KIND_REMOVE, VALUE_TO_CODE_INDEX, action_table
+from craft_env.core.board import Structure, cached_move, cached_moves
+from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.generator import generate_into
 from craft_env.core.intents import intent_table
 from craft_env.core.metrics import METRIC_NAMES, fill_scores
@@ -73,6 +73,7 @@ class CraftGame:
         self.builder_mask = np.zeros(self.num_actions, np.int8)
         self.director_masks = np.zeros((NUM_DIRECTORS, self.num_intents), np.int8)
         self.candidate_ids = np.zeros(self.num_actions, np.int64)
+        self.candidate_layers = np.zeros(self.num_actions, np.int8)
         self.num_candidates = 0
         self.scores = np.zeros(5, np.float64)
         self.result = np.zeros(turn_kernels.RESULT_SIZE, np.float64)
@@ -88,8 +89,10 @@ class CraftGame:
         self.director_obs = np.zeros((NUM_DIRECTORS, self.director_dim), np.float32)
         self.builder_obs = np.zeros(self.builder_dim, np.float32)
         # The turn kernels' arguments that never change (arrays are updated in place, never rebound).
-        self._tables = (self.fixed_order, self.static, self.table.pair_of, self.intent_action, self.intent_layer)
-        self._turn_state = (self.order, self.optimal, self.candidate_ids)
+        self._tables = (
+            self.fixed_order, self.static, self.table.pair_of, self.intent_action, self.intent_layer
+        )
+        self._turn_state = (self.order, self.optimal, self.candidate_ids, self.candidate_layers)
         self._masks_and_obs = (self.builder_mask, self.director_masks, self.director_visible, self.spoken,
                                self.director_obs, self.builder_obs)
         self.seed = 0
@@ -149,7 +152,10 @@ class CraftGame:
             intent = action
         else:
             intent, text, reason = self._intent_from_action(seat, action)
-        if not note_intent(self.director_masks, self.spoken, seat, intent, self.director_obs, self.builder_obs):
+        allowed = note_intent(
+            self.director_masks, self.spoken, seat, intent, self.director_obs, self.builder_obs
+        )
+        if not allowed:
             reason = f"intent {intent} is not allowed now (it names no legal move on the current board)"
             intent = 0
         self.conversation.append({"turn": self.turn + 1, "speaker": SEATS[seat], "intent": intent, "text": text})
@@ -164,7 +170,8 @@ class CraftGame:
             if 0 <= intent < self.num_intents:
                 return intent, None, None
             return 0, None, f"unknown intent id {intent} (expected 0..{self.num_intents - 1})"
-        return 0, None, f"a director's action must be an intent id or a message string, got {type(action).__name__}"
+        kind = type(action).__name__
+        return 0, None, f"a director's action must be an intent id or a message string, got {kind}"
 
     def _intent_from_text(self, seat: int, message: str) -> int:
         from craft_env.text import parse_director_message
@@ -204,8 +211,9 @@ class CraftGame:
         result = self.result
         self.turn += 1
         code = turn_kernels.finish_turn(
-            self._board_scratch, self.board, self.target, n, action_id, override, self.seed, self.turn, self.config.max_turns,
-            self.oracle_n, *self._tables, *self._turn_state, self.num_candidates if self.oracle_n else -1,
+            self._board_scratch, self.board, self.target, n, action_id, override, self.seed, self.turn,
+            self.config.max_turns, self.oracle_n, *self._tables, *self._turn_state,
+            self.num_candidates if self.oracle_n else -1,
             self.reward_kind, self.scores, result, *self._masks_and_obs,
         )
         legal = code == rules.OK
@@ -213,7 +221,8 @@ class CraftGame:
             reason = rules.REASONS[code]
             if code == rules.UNKNOWN_ACTION:
                 reason = f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
-        _, layer, distance, reward, optimal, prescribed, attempted, followed, count = result.tolist()  # RESULT_*
+        # The RESULT_* fields, in order.
+        _, layer, distance, reward, optimal, prescribed, attempted, followed, count = result.tolist()
         self.num_candidates = int(count)
         self.distance = int(distance)
         self.order_list = self.order.tolist()
@@ -288,14 +297,12 @@ class CraftGame:
         """The oracle candidates shown to the builder this turn (None without the oracle condition)."""
         if self.config.oracle_n is None:
             return None
-        heights = np.count_nonzero(self.board, axis=1)
-        out = []
-        for action in self.candidate_ids[: self.num_candidates].tolist():
-            level = int(heights[self.table.cell_a[action]])
-            if self.table.kind[action] == KIND_REMOVE:
-                level -= 1
-            out.append(cached_move(self.n, self.height, action, level))
-        return out
+        count = self.num_candidates
+        moves = cached_moves(self.n, self.height)
+        return [
+            moves[action][layer + 1]
+            for action, layer in zip(self.candidate_ids[:count].tolist(), self.candidate_layers[:count].tolist())
+        ]
 
     def builder_observation(self) -> np.ndarray:
         """A copy of the builder's current observation."""
