@@ -62,7 +62,13 @@ from numba import njit, prange
 
 from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.metrics import fill_scores
-from craft_env.core.observation import fill_builder_obs, fill_director_obs, write_cell
+from craft_env.core.observation import (
+    fill_builder_obs,
+    fill_director_obs,
+    note_intent,
+    rewrite_cell_obs,
+    start_turn_obs,
+)
 from craft_env.core.generator import generate_with_scratch
 from craft_env.core.oracle import distance_from_keep, fill_keep_levels, optimal_from_keep
 from craft_env.core.random import (
@@ -638,23 +644,15 @@ def game_directors(tables, state, intents, legal):
     """
     cfg = tables[0]
     spoken, order, director_masks, dobs, bobs = state[4], state[5], state[9], state[10], state[11]
-    n = cfg[CFG_N]
     num_intents = cfg[CFG_NUM_INTENTS]
-    h = state[0].shape[2]
-    builder_base = n * n * h * 15
-    director_base = builder_base + n * h * 11
     seats = order.shape[1]
     for b in range(spoken.shape[0]):
         for k in range(seats):
             s = order[b, k]
             intent = intents[b, s]
-            ok = 0 <= intent < num_intents and director_masks[b, s, intent] != 0
-            said = intent if ok else 0
-            spoken[b, s] = said
-            legal[b, s] = ok
-            bobs[b, builder_base + s * num_intents + said] = 1.0
-            for t in range(seats):
-                dobs[b, t, director_base + s * num_intents + said] = 1.0
+            in_range = 0 <= intent < num_intents
+            allowed = note_intent(director_masks[b], spoken[b], s, intent if in_range else 0, dobs[b], bobs[b])
+            legal[b, s] = in_range and allowed
 
 
 @njit(cache=True)
@@ -682,7 +680,6 @@ def _builder_row(b, tables, state, action, rewards, terminations, truncations, r
     colour = static[3]
     board = boards[b]
     target = targets[b]
-    h = board.shape[1]
     code = check_action(board, n, action, kind, cell_a, cell_b)
     known = code != UNKNOWN_ACTION
     remove_offset = 5 * cells + 10 * n * (n - 1)
@@ -754,28 +751,13 @@ def _builder_row(b, tables, state, action, rewards, terminations, truncations, r
         st[b, ST_EPISODE] += 1
         _reset_row(b, tables, state)
         return
-    # Incremental observation update (what ``_write_all_obs`` would change).
-    num_intents = cfg[CFG_NUM_INTENTS]
-    builder_base = cells * h * 15
-    director_base = builder_base + n * h * 11
-    seats = spoken.shape[1]
-    for s in range(seats):
-        said = spoken[b, s]
-        if said >= 0:
-            bobs[b, builder_base + s * num_intents + said] = 0.0
-            for t in range(seats):
-                dobs[b, t, director_base + s * num_intents + said] = 0.0
-    _begin_turn_row(b, tables, state)
+    # Incremental observation update (what ``_write_all_obs`` would change), then the next turn.
     for changed in (changed_a, changed_b):
         if changed >= 0:
-            write_cell(board, changed, code_of, bobs[b], 0)
-            if visible[changed]:
-                for t in range(seats):
-                    write_cell(board, changed, code_of, dobs[b, t], 0)
+            rewrite_cell_obs(board, n, changed, visible, dobs[b], bobs[b])
     fraction = _turn_fraction(turn, cfg[CFG_MAX_TURNS])
-    bobs[b, builder_base + seats * num_intents] = fraction
-    for t in range(seats):
-        dobs[b, t, director_base + seats * num_intents] = fraction
+    start_turn_obs(spoken[b], cfg[CFG_NUM_INTENTS], fraction, dobs[b], bobs[b])
+    _begin_turn_row(b, tables, state)
 
 
 @njit(cache=True)

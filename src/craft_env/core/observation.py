@@ -149,46 +149,22 @@ def fill_all_obs(board, target, n, code_of, director_visible, builder_visible, w
     fill_builder_obs(board, n, code_of, builder_visible, spoken, num_intents, turn_fraction, builder_out)
 
 
-@njit(cache=True)
-def update_obs_after_move(
-    before, board, n, director_visible, spoken, turn_fraction, director_out, builder_out
-):
-    """Bring kept observations from ``fill_all_obs`` up to date after a move, writing only what changed.
-
-    Cells whose stack differs between ``before`` and ``board`` are
-    re-encoded (for the directors only where ``director_visible``), the
-    intents spoken this turn are cleared (``spoken`` is reset to -1) and the
-    turn fraction is written. Target walls and seat one-hots never change
-    within an episode.
-    """
-    seats = director_out.shape[0]
-    h = board.shape[1]
-    num_intents = (builder_out.shape[0] - n * n * h * 15 - 1) // seats
-    builder_intents = n * n * h * 15
-    director_intents = builder_intents + n * h * 11
-    for c in range(n * n):
-        changed = False
-        for level in range(h):
-            if before[c, level] != board[c, level]:
-                changed = True
-        if changed:
-            write_cell(board, c, VALUE_TO_CODE_INDEX, builder_out, 0)
-            if director_visible[c]:
-                for seat in range(seats):
-                    write_cell(board, c, VALUE_TO_CODE_INDEX, director_out[seat], 0)
-    for s in range(seats):
-        if spoken[s] >= 0:
-            column = s * num_intents + spoken[s]
-            builder_out[builder_intents + column] = 0.0
-            for seat in range(seats):
-                director_out[seat, director_intents + column] = 0.0
-            spoken[s] = -1
-    builder_out[builder_intents + seats * num_intents] = turn_fraction
-    for seat in range(seats):
-        director_out[seat, director_intents + seats * num_intents] = turn_fraction
+# In-place updates of kept observations (the envs keep every agent's observation current instead of
+# re-encoding it per step). Intents and the turn fraction are located from the end of each vector, so
+# these need no board size: builder ``[... | intents | turn]``, director ``[... | intents | turn | seat]``.
+# They are inlined into numba callers: the batch kernels call them on row views in tight loops.
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def rewrite_cell_obs(board, n, c, director_visible, director_out, builder_out):
+    """Re-encode cell ``c``'s stack in every kept observation (directors' only where ``director_visible``)."""
+    write_cell(board, c, VALUE_TO_CODE_INDEX, builder_out, 0)
+    if director_visible[c]:
+        for seat in range(director_out.shape[0]):
+            write_cell(board, c, VALUE_TO_CODE_INDEX, director_out[seat], 0)
+
+
+@njit(cache=True, inline="always")
 def note_intent(director_masks, spoken, seat, intent, director_out, builder_out):
     """Director ``seat`` speaks ``intent`` if its mask allows it, else the no-op; returns whether allowed.
 
@@ -205,3 +181,38 @@ def note_intent(director_masks, spoken, seat, intent, director_out, builder_out)
     for row in range(seats):
         director_out[row, director_out.shape[1] - 1 - seats - seats * num_intents + column] = 1.0
     return allowed
+
+
+@njit(cache=True, inline="always")
+def start_turn_obs(spoken, num_intents, turn_fraction, director_out, builder_out):
+    """A new turn in every kept observation: spoken intents cleared (``spoken`` reset to -1), turn fraction set."""
+    seats = director_out.shape[0]
+    builder_turn = builder_out.shape[0] - 1
+    director_turn = director_out.shape[1] - 1 - seats
+    for s in range(seats):
+        if spoken[s] >= 0:
+            column = s * num_intents + spoken[s]
+            builder_out[builder_turn - seats * num_intents + column] = 0.0
+            for row in range(seats):
+                director_out[row, director_turn - seats * num_intents + column] = 0.0
+            spoken[s] = -1
+    builder_out[builder_turn] = turn_fraction
+    for row in range(seats):
+        director_out[row, director_turn] = turn_fraction
+
+
+@njit(cache=True)
+def update_obs_after_move(before, board, n, director_visible, spoken, num_intents, turn_fraction, director_out,
+                          builder_out):
+    """Bring kept observations (from ``fill_all_obs``) up to date after a move and start the next turn.
+
+    Cells whose stack differs between ``before`` and ``board`` are
+    re-encoded; target walls and seat one-hots never change in an episode.
+    """
+    h = board.shape[1]
+    for c in range(n * n):
+        for level in range(h):
+            if before[c, level] != board[c, level]:
+                rewrite_cell_obs(board, n, c, director_visible, director_out, builder_out)
+                break
+    start_turn_obs(spoken, num_intents, turn_fraction, director_out, builder_out)

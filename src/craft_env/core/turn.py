@@ -222,6 +222,7 @@ def finish_turn(
         )
     result[RESULT_CANDIDATES] = count
     update_obs_after_move(
-        before, board, n, director_visible, spoken, min(turn / max_turns, 1.0), director_obs, builder_obs
+        before, board, n, director_visible, spoken, director_masks.shape[1], min(turn / max_turns, 1.0),
+        director_obs, builder_obs,
     )
     return code
