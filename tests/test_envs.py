@@ -353,6 +353,13 @@ def test_raw_env_masked_builder_action_is_a_failed_turn_and_env_rejects_out_of_s
         raw.step(0)
     raw.step(1000)
     assert not raw.infos[BUILDER]["legal"] and "unknown action" in raw.infos[BUILDER]["reason"]
+    for huge in (2**70, -(2**70), np.uint64(2**63 + 5)):  # beyond int64: still a failed turn, not a crash
+        for _ in DIRECTORS:
+            director = raw.agent_selection
+            raw.step(huge)
+            assert "unknown intent" in raw.infos[director]["reason"]
+        raw.step(huge)
+        assert not raw.infos[BUILDER]["legal"] and str(int(huge)) in raw.infos[BUILDER]["reason"]
     wrapped = craft_env.env(director_order="fixed")
     wrapped.reset(seed=6)
     with pytest.raises(ValueError, match="action"):

@@ -259,10 +259,8 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
-        rewards = self.rewards
         if self._rewards_paid:
-            for name in AGENTS:
-                rewards[name] = 0.0
+            self.rewards = dict.fromkeys(AGENTS, 0.0)
             self._rewards_paid = False
         game = self.game
         if agent != BUILDER:
@@ -276,10 +274,10 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
         else:
             outcome = game.build(action)
             reward = outcome["reward"]
+            self.rewards = dict.fromkeys(AGENTS, reward)
             self._rewards_paid = True
             cumulative = self._cumulative_rewards
             for name in AGENTS:
-                rewards[name] = reward
                 cumulative[name] += reward
             if game.done:
                 self.terminations = dict.fromkeys(AGENTS, outcome["terminated"])

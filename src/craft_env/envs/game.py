@@ -19,7 +19,7 @@ import numpy as np
 
 from craft_env.core import oracle as oracle_kernels
 from craft_env.core import rules
-from craft_env.core.board import Structure, cached_move, cached_moves
+from craft_env.core.board import Structure, cached_moves
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.generator import generate_into
 from craft_env.core.intents import intent_table
@@ -43,6 +43,7 @@ class CraftGame:
         n, height = config.n, config.height
         self.n, self.height = n, height
         self.table = action_table(n)
+        self._moves = cached_moves(n, height)
         self.intents = [intent_table(seat, n, height) for seat in SEATS]
         self.num_actions = self.table.num_actions
         self.num_intents = self.intents[0].num_intents
@@ -75,8 +76,11 @@ class CraftGame:
         self.candidate_ids = np.zeros(self.num_actions, np.int64)
         self.candidate_layers = np.zeros(self.num_actions, np.int8)
         self.num_candidates = 0
-        self.scores = np.zeros(5, np.float64)
-        self.result = np.zeros(turn_kernels.RESULT_SIZE, np.float64)
+        # The kernels' result vector (``turn.RESULT_*``) followed by the metrics (``METRIC_NAMES``):
+        # two views of one buffer, so a step reads both with one ``tolist``.
+        self._result_and_scores = np.zeros(turn_kernels.RESULT_SIZE + len(METRIC_NAMES), np.float64)
+        self.result = self._result_and_scores[: turn_kernels.RESULT_SIZE]
+        self.scores = self._result_and_scores[turn_kernels.RESULT_SIZE:]
         self.static = turn_kernels.pack_static(n)
         self.intent_action = np.stack([t.action for t in self.intents])
         self.intent_layer = np.stack([t.layer for t in self.intents])
@@ -188,41 +192,32 @@ class CraftGame:
     def build(self, action: Any) -> dict[str, Any]:
         """The builder plays ``action`` (an action id or text), ending the turn. Never raises."""
         n = self.n
-        move_text = None
-        question = None
-        claimed: Move | None = None
-        reason: str | None = None
-        if type(action) is int:
+        if type(action) is int and 0 <= action < self.num_actions:
             action_id = action
-        elif isinstance(action, str):
-            action_id, claimed, question, reason = self._action_from_text(action)
-            move_text = action
-        elif isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            action_id = int(action)
+            claimed = move_text = question = reason = None
+            override = rules.OK
         else:
-            action_id = -1
-            reason = f"the builder's action must be an action id or text, got {type(action).__name__}"
-        override = rules.OK
-        if reason is None and claimed is not None and 0 <= action_id < self.num_actions:
-            reason = Structure.adopt(self.board.copy(), n).check(claimed)
-        if reason is not None:
-            override = rules.WRONG_LAYER
+            action_id, claimed, move_text, question, reason = self._decode_builder_action(action)
+            override = rules.OK if reason is None else rules.WRONG_LAYER
         candidates = self.candidate_strings() if self.oracle_n else None
+        played = action_id if 0 <= action_id < self.num_actions else -1  # -1: unknown (fits the kernel's int64)
         result = self.result
         self.turn += 1
         code = turn_kernels.finish_turn(
-            self._board_scratch, self.board, self.target, n, action_id, override, self.seed, self.turn,
+            self._board_scratch, self.board, self.target, n, played, override, self.seed, self.turn,
             self.config.max_turns, self.oracle_n, *self._tables, *self._turn_state,
-            self.num_candidates if self.oracle_n else -1,
-            self.reward_kind, self.scores, result, *self._masks_and_obs,
+            self.num_candidates if self.oracle_n else -1, self.reward_kind, self.scores, result,
+            *self._masks_and_obs,
         )
         legal = code == rules.OK
         if reason is None and not legal:
             reason = rules.REASONS[code]
             if code == rules.UNKNOWN_ACTION:
                 reason = f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
-        # The RESULT_* fields, in order.
-        _, layer, distance, reward, optimal, prescribed, attempted, followed, count = result.tolist()
+        # The RESULT_* fields, in order, then the metrics.
+        _, layer, distance, reward, optimal, prescribed, attempted, followed, count, *metrics = (
+            self._result_and_scores.tolist()
+        )
         self.num_candidates = int(count)
         self.distance = int(distance)
         self.order_list = self.order.tolist()
@@ -231,11 +226,11 @@ class CraftGame:
         self.done = terminated or truncated
         known = 0 <= action_id < self.num_actions and action_id != self.noop
         if legal and known:
-            move = cached_move(n, self.height, action_id, int(layer))
+            move = self._moves[action_id][int(layer) + 1]
         elif claimed is not None:
             move = claimed
         else:
-            move = cached_move(n, self.height, action_id, -1) if known else None
+            move = self._moves[action_id][0] if known else None
         outcome = {
             "turn": self.turn,
             "action": action_id,
@@ -244,7 +239,7 @@ class CraftGame:
             "question": question,
             "legal": legal,
             "reason": reason,
-            "metrics": dict(zip(METRIC_NAMES, self.scores.tolist())),
+            "metrics": dict(zip(METRIC_NAMES, metrics)),
             "distance": self.distance,
             "optimal": optimal == 1.0,
             "remove_prescribed": prescribed == 1.0,
@@ -260,6 +255,25 @@ class CraftGame:
         self.conversation.append({"turn": self.turn, "speaker": "builder", "intent": None, "text": None,
                                   "outcome": outcome})
         return outcome
+
+    def _decode_builder_action(self, action: Any) -> tuple[int, Move | None, str | None, str | None, str | None]:
+        """``(action id, claimed move, text, question, reason)`` for anything but an in-range ``int``.
+
+        A reason means the turn fails with it; an id outside the table is
+        kept for the message and played as unknown.
+        """
+        if isinstance(action, str):
+            action_id, claimed, question, reason = self._action_from_text(action)
+            if reason is None and claimed is not None and 0 <= action_id < self.num_actions:
+                reason = Structure.adopt(self.board.copy(), self.n).check(claimed)
+            return action_id, claimed, action, question, reason
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            action_id = int(action)
+            if 0 <= action_id < self.num_actions:
+                return action_id, None, None, None, None
+            return action_id, None, None, None, f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
+        kind = type(action).__name__
+        return -1, None, None, None, f"the builder's action must be an action id or text, got {kind}"
 
     def _action_from_text(self, text: str) -> tuple[int, Move | None, str | None, str | None]:
         from craft_env.text import ParseError, parse_builder_reply
