@@ -40,6 +40,30 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 PAPER_FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "craft_paper_structures_20.json"
+PACKAGE_SOURCE = Path(__file__).resolve().parents[1] / "src" / "craft_env"
+
+
+def drop_stale_numba_caches(package: Path) -> int:
+    """Delete the package's numba caches when any source file is newer than the oldest cache entry.
+
+    Numba keys a cached kernel on its own file only, so after editing a
+    kernel that others call from other files, their caches still hold the
+    old code and tests would run it. Returns how many files were deleted.
+    """
+    caches = [path for pattern in ("*.nbi", "*.nbc") for path in package.rglob(f"__pycache__/{pattern}")]
+    if not caches:
+        return 0
+    newest_source = max(path.stat().st_mtime for path in package.rglob("*.py"))
+    if newest_source <= min(path.stat().st_mtime for path in caches):
+        return 0
+    for path in caches:
+        path.unlink(missing_ok=True)
+    return len(caches)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once, in the controlling process (pytest-xdist)
+        drop_stale_numba_caches(PACKAGE_SOURCE)
 
 
 @pytest.fixture

@@ -1,0 +1,30 @@
+"""The test session's guard against stale numba caches (``conftest.drop_stale_numba_caches``)."""
+
+from __future__ import annotations
+
+import os
+
+from conftest import drop_stale_numba_caches
+
+
+def _package(tmp_path, source_time: float, cache_time: float):
+    source = tmp_path / "pkg" / "kernels.py"
+    cache = tmp_path / "pkg" / "__pycache__" / "kernels.f-10.py311.nbi"
+    data = cache.with_suffix(".nbc")
+    cache.parent.mkdir(parents=True)
+    for path, when in ((source, source_time), (cache, cache_time), (data, cache_time)):
+        path.write_text("x")
+        os.utime(path, (when, when))
+    return tmp_path / "pkg", cache, data
+
+
+def test_caches_older_than_a_source_file_are_dropped(tmp_path):
+    package, cache, data = _package(tmp_path, source_time=2_000_000, cache_time=1_000_000)
+    assert drop_stale_numba_caches(package) == 2
+    assert not cache.exists() and not data.exists()
+
+
+def test_caches_newer_than_every_source_file_are_kept(tmp_path):
+    package, cache, data = _package(tmp_path, source_time=1_000_000, cache_time=2_000_000)
+    assert drop_stale_numba_caches(package) == 0
+    assert cache.exists() and data.exists()
