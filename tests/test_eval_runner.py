@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from craft_env import Move, Structure
 from craft_env.eval.logs import read_games
 from craft_env.eval.provider import scripted_reply
 from craft_env.eval.report import load_results, write_report
@@ -133,6 +134,23 @@ def test_scripted_team_completes_the_bundled_set_and_writes_everything(scripted_
     results, target = write_report([out])
     assert (target / "report.md").exists() and (target / "plots" / "progress.png").exists()
     assert (target / "plots" / "removes.png").exists()
+
+
+def test_logged_boards_replay_move_by_move(scripted_run):
+    """Each turn's ``structure_before`` plus its executed ``move_attempted`` is the next turn's board."""
+    out, _ = scripted_run
+    games: dict[tuple, list[dict]] = {}
+    for line in _lines(out):
+        if line["kind"] == "turn":
+            games.setdefault((line["structure_id"], line["attempt"]), []).append(line)
+    assert games
+    for turns in games.values():
+        assert Structure.from_dict(turns[0]["structure_before"]).num_blocks == 0
+        for before, after in zip(turns, turns[1:]):
+            board = Structure.from_dict(before["structure_before"])
+            if before["executed"]:
+                board = board.apply(Move.from_dict(before["move_attempted"]))
+            assert board == Structure.from_dict(after["structure_before"])
 
 
 def test_scripted_team_is_reproducible_from_the_seed(scripted_run, tmp_path):
