@@ -320,6 +320,28 @@ def test_rate_limits_and_timeouts_are_retried_inside_a_game(tmp_path):
     assert handler.calls == 4 * 4 + 3
 
 
+def test_an_internal_crash_errors_only_that_game_and_logs_like_a_model_failure(tmp_path, monkeypatch):
+    import craft_env.eval.runner as runner
+
+    def crash_on_structure_0(info, *args):
+        if info["turn"] == 2 and crash_on_structure_0.armed:
+            crash_on_structure_0.armed = False
+            raise RuntimeError("boom")
+        return original(info, *args)
+
+    original = runner._turn_fields
+    crash_on_structure_0.armed = True
+    monkeypatch.setattr(runner, "_turn_fields", crash_on_structure_0)
+    out = tmp_path / "crash"
+    summary = run_benchmark(RunSettings(out=str(out), structures="0,1", turns=4))[0]
+    assert summary["errored"] == 1 and summary["done"] == 1
+    errored = [line for line in _lines(out) if line.get("event") == "errored"]
+    assert len(errored) == 1
+    event = errored[0]
+    assert event["error_type"] == "InternalError" and event["error"] == "RuntimeError: boom"
+    assert {"tokens", "cost"} <= set(event)
+
+
 def test_a_provider_that_keeps_failing_errors_the_game_and_resume_finishes_it(tmp_path):
     litellm = _litellm()
     out = tmp_path / "errored"

@@ -224,6 +224,23 @@ def _context(env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turn
     )
 
 
+
+def _game_errored(
+    run_log: RunLog, spec: GameSpec, attempt: int, turn: int, usage: Usage, message: str, error_type: str
+) -> GameResult:
+    """Log a game that ended in an error (a model call failing after its retries, or a crash) and count it."""
+    run_log.game_event(
+        "errored",
+        spec.index,
+        spec.structure_id,
+        attempt,
+        turn,
+        error=message,
+        error_type=error_type,
+        **_usage_fields(usage),
+    )
+    return GameResult(spec, "errored", turn, usage=usage, error=message)
+
 async def play_game(
     spec: GameSpec, settings: RunSettings, factory: AgentFactory, run_log: RunLog, attempt: int
 ) -> GameResult:
@@ -298,29 +315,11 @@ async def play_game(
             total += turn_usage
             turn_usage, spoken = Usage(), []
     except ModelCallError as error:
-        run_log.game_event(
-            "errored",
-            spec.index,
-            spec.structure_id,
-            attempt,
-            u.turn,
-            error=str(error),
-            error_type=error.error_type,
-            **_usage_fields(total + turn_usage),
-        )
-        return GameResult(spec, "errored", u.turn, usage=total + turn_usage, error=str(error))
+        return _game_errored(run_log, spec, attempt, u.turn, total + turn_usage, str(error), error.error_type)
     except Exception as error:  # a bug must not take the other games down; it is logged and counted
         log.exception("game %s run %d crashed", spec.structure_id, spec.run)
-        run_log.game_event(
-            "errored",
-            spec.index,
-            spec.structure_id,
-            attempt,
-            u.turn,
-            error=f"{type(error).__name__}: {error}",
-            error_type="InternalError",
-        )
-        return GameResult(spec, "errored", u.turn, usage=total + turn_usage, error=str(error))
+        message = f"{type(error).__name__}: {error}"
+        return _game_errored(run_log, spec, attempt, u.turn, total + turn_usage, message, "InternalError")
     finally:
         env.close()
     final = dict(last_info.get("metrics") or {})
