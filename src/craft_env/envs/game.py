@@ -5,9 +5,13 @@ kernels of ``craft_env.core``; the PettingZoo classes are thin shells that
 decide who acts when. Keeping the game here means the two envs cannot play
 different rules, and the batched vector env can mirror one object.
 
-A turn: ``begin_turn`` draws this turn's director order and (oracle
-condition) the builder's candidates from the episode seed's streams; each
-director ``speak``s once; the builder ``build``s once, which ends the turn.
+A turn: the director order and (oracle condition) the builder's candidates
+are drawn from the episode seed's streams; each director ``speak``s once;
+the builder ``build``s once, which ends the turn and, in the same numba call
+(``core.turn.finish_turn``), begins the next. Every agent's observation is
+kept current in place (``director_obs``, ``builder_obs``), so observing is a
+copy; ``begin_turn`` rewrites everything, at reset or after ``board`` was
+edited from outside.
 """
 
 from __future__ import annotations
