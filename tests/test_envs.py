@@ -47,6 +47,22 @@ def test_render_modes(mode, render_mode):
         assert "D1" in picture and "D3" in picture
 
 
+def test_aec_env_refuses_pettingzoos_generic_parallel_conversion_and_parallel_env_converts_to_aec():
+    """``aec_to_parallel`` would play another game (one cycle, shuffled order): ``parallel_env()`` is the way."""
+    from pettingzoo.utils.conversions import aec_to_parallel, parallel_to_aec
+
+    with pytest.raises(AssertionError, match="is_parallelizable"):
+        aec_to_parallel(craft_env.env())
+    converted = parallel_to_aec(craft_env.parallel_env())
+    converted.reset(seed=0)
+    steps = 0
+    for agent in converted.agent_iter(40):
+        obs, _, termination, truncation, _ = converted.last()
+        converted.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0]))
+        steps += 1
+    assert steps == 40
+
+
 def test_metadata_and_spaces_are_stable():
     env = craft_env.raw_env()
     assert env.metadata["name"] == "craft_v0"

@@ -78,7 +78,10 @@ from craft_env.envs.textobs import TEXT_CHARSET, TEXT_MAX_LENGTH, builder_text, 
 DIRECTORS = tuple(f"director_{k + 1}" for k in range(NUM_DIRECTORS))
 BUILDER = "builder"
 AGENTS = (*DIRECTORS, BUILDER)
-METADATA = {"name": "craft_v0", "render_modes": ["ansi", "rgb_array"], "is_parallelizable": True, "render_fps": 2}
+# Not "parallelizable" in PettingZoo's sense (``aec_to_parallel``): the AEC env changes state within a
+# cycle (a later director hears the earlier ones) and the speaking order is shuffled each turn.
+# ``parallel_env()`` is this game's Parallel form.
+METADATA = {"name": "craft_v0", "render_modes": ["ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 2}
 
 
 def _observation_space(dim: int, actions: int, text: bool) -> spaces.Dict:
