@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test, state_test
 
 import craft_env
 from craft_env import Structure, oracle
+from craft_env.agents.decode import decode_board
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX
 from craft_env.core.observation import fill_builder_obs, fill_director_obs
 from craft_env.core.views import seat_cells
@@ -61,6 +62,34 @@ def test_aec_env_refuses_pettingzoos_generic_parallel_conversion_and_parallel_en
         converted.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0]))
         steps += 1
     assert steps == 40
+
+
+@pytest.mark.parametrize("mode", ["intent", "text"])
+def test_pettingzoo_state_test(mode):
+    state_test(craft_env.env(message_mode=mode), craft_env.parallel_env(message_mode=mode))
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**40), sees=st.sampled_from(["full", "walls"]), data=st.data())
+def test_state_encodes_board_whole_target_intents_and_turn(seed, sees, data):
+    env = craft_env.parallel_env(director_sees=sees, max_turns=6)
+    observations, _ = env.reset(seed=seed)
+    game = env.game
+    board_size = game.builder_dim - len(DIRECTORS) * game.num_intents - 1
+    while True:
+        state = env.state()
+        assert env.state_space.contains(state)
+        assert np.array_equal(decode_board(state, game.n, game.height), game.board)
+        assert np.array_equal(decode_board(state[board_size:], game.n, game.height), game.target)
+        builder_tail = observations[BUILDER]["observation"][board_size:]
+        assert np.array_equal(state[2 * board_size:], builder_tail)  # intents and turn, as the builder sees them
+        if not env.agents:
+            break
+        actions = {
+            agent: data.draw(st.sampled_from(np.flatnonzero(obs["action_mask"]).tolist()))
+            for agent, obs in observations.items()
+        }
+        observations, *_ = env.step(actions)
 
 
 def test_metadata_and_spaces_are_stable():

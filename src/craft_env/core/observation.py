@@ -24,6 +24,13 @@ Director (``director_obs_dim``)::
   far this turn (all zero if it has not spoken yet). ``seats * intents``.
 * ``turn``: turn index / max_turns.
 * ``seat one-hot``: which director this is.
+
+Global state (``state_dim``), for centralized critics only, never part of
+an agent's observation::
+
+    [ board | target | intents | turn ]
+
+with ``target`` encoded like ``board`` (the whole target, every cell).
 """
 
 from __future__ import annotations
@@ -50,6 +57,10 @@ def builder_obs_dim(n: int, height: int, seats: int, intents: int) -> int:
 
 def director_obs_dim(n: int, height: int, seats: int, intents: int) -> int:
     return board_dim(n, height) + view_dim(n, height) + seats * intents + 1 + seats
+
+
+def state_dim(n: int, height: int, seats: int, intents: int) -> int:
+    return 2 * board_dim(n, height) + seats * intents + 1
 
 
 @njit(cache=True, inline="always")
@@ -147,6 +158,17 @@ def fill_all_obs(board, target, n, code_of, director_visible, builder_visible, w
         fill_director_obs(board, target, n, code_of, director_visible, walls[seat], spoken, num_intents,
                           turn_fraction, seat, director_out[seat])
     fill_builder_obs(board, n, code_of, builder_visible, spoken, num_intents, turn_fraction, builder_out)
+
+
+@njit(cache=True)
+def fill_state(board, target, n, spoken, num_intents, turn_fraction, out):
+    """The global state ``[board | target | intents | turn]`` into ``out`` (see the module docstring)."""
+    target_at = n * n * board.shape[1] * 15
+    for c in range(n * n):
+        write_cell(board, c, VALUE_TO_CODE_INDEX, out, 0)
+        write_cell(target, c, VALUE_TO_CODE_INDEX, out, target_at)
+    offset = write_intents(spoken, num_intents, out, 2 * target_at)
+    out[offset] = turn_fraction
 
 
 # In-place updates of kept observations (the envs keep every agent's observation current instead of

@@ -32,6 +32,9 @@ Info (builder)        turn, action, move, text, question, legal, reason,
                       terminated, truncated; directors get only the public
                       part (turn, move, question, legal, reason), and on
                       their own step their own intent
+State                 ``state()`` / ``state_space``: ``Box(0, 1, (S,),
+                      float32)``, board, whole target, intents, turn (S =
+                      1246 at 3x3x3), for centralized critics only
 Render modes          ``ansi``, ``rgb_array``
 ====================  ========================================================
 
@@ -112,6 +115,7 @@ class _CraftBase:
         self.action_spaces = {a: spaces.Discrete(self.game.num_intents) for a in DIRECTORS} | {
             BUILDER: spaces.Discrete(self.game.num_actions)
         }
+        self.state_space = spaces.Box(0.0, 1.0, (self.game.state_dim,), np.float32)
         self.seat_of = {a: SEATS[k] for k, a in enumerate(DIRECTORS)}
         self._seat_index = {a: k for k, a in enumerate(DIRECTORS)}
         self._noop_director_mask = np.zeros(self.game.num_intents, np.int8)
@@ -133,6 +137,14 @@ class _CraftBase:
 
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
+
+    def state(self) -> np.ndarray:
+        """The global state for centralized training: ``[board | target | intents | turn]`` (``state_space``).
+
+        It holds the whole target, so it is for critics and analysis, never
+        for a policy that acts as one agent; no observation or info contains it.
+        """
+        return self.game.state()
 
     # The episode state, for logging, agents and tests.
     @property

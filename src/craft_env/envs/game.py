@@ -29,7 +29,14 @@ from craft_env.core.generator import generate_into
 from craft_env.core.intents import intent_table
 from craft_env.core.metrics import METRIC_NAMES, fill_scores
 from craft_env.core.moves import Move
-from craft_env.core.observation import builder_obs_dim, director_obs_dim, fill_all_obs, note_intent
+from craft_env.core.observation import (
+    builder_obs_dim,
+    director_obs_dim,
+    fill_all_obs,
+    fill_state,
+    note_intent,
+    state_dim,
+)
 from craft_env.core.random import STREAM_TARGET, derive_seed, normalise_seed
 from craft_env.core import turn as turn_kernels
 from craft_env.core.starts import STARTS, fill_start
@@ -64,6 +71,7 @@ class CraftGame:
             self.director_visible = self.all_visible
         self.builder_dim = builder_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
         self.director_dim = director_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
+        self.state_dim = state_dim(n, height, NUM_DIRECTORS, self.num_intents)
         self.remove_slice = slice(self.table.remove_offset, self.table.remove_offset + n * n)
         cells = n * n
         self.board = np.zeros((cells, height), np.int8)
@@ -333,6 +341,13 @@ class CraftGame:
     def all_observations(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies of every agent's observation: ``(directors (3, D), builder (D',))``."""
         return self.director_obs.copy(), self.builder_obs.copy()
+
+    def state(self) -> np.ndarray:
+        """The global state (board, whole target, intents, turn) for centralized critics; a new array."""
+        out = np.empty(self.state_dim, np.float32)
+        fill_state(self.board, self.target, self.n, self.spoken, self.num_intents,
+                   min(self.turn / self.config.max_turns, 1.0), out)
+        return out
 
     def board_structure(self) -> Structure:
         return Structure.adopt(self.board.copy(), self.n)
