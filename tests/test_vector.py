@@ -76,15 +76,18 @@ def test_vector_env_equals_parallel_env(config):
     rng = np.random.default_rng(5)
     ended = 0
     for turn in range(turns):
+        states = vec.state()
         for i, env in enumerate(envs):
             assert np.array_equal(vec.targets[i], env.game.target)
             assert np.array_equal(vec.boards[i], env.game.board)
             assert vec.director_orders[i].tolist() == env.game.order.tolist()
+            assert np.array_equal(states[i], env.state())
         intents = director_intents(vec, rng, turn)
         obs, rewards, terminations, truncations, infos = vec.step(intents)
         assert not rewards.any() and not terminations.any() and not truncations.any()
         steps = [env.step({a: int(intents[i, k]) for k, a in enumerate(DIRECTORS)} | {BUILDER: 0})
                  for i, env in enumerate(envs)]
+        assert np.array_equal(vec.state(), np.stack([env.state() for env in envs]))  # with the spoken intents
         assert_same_observations(vec, obs, [s[0] for s in steps], ("directors", turn))
         for i, step in enumerate(steps):
             for k, agent in enumerate(DIRECTORS):

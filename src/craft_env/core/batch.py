@@ -65,6 +65,7 @@ from craft_env.core.metrics import fill_scores
 from craft_env.core.observation import (
     fill_builder_obs,
     fill_director_obs,
+    fill_state,
     note_intent,
     rewrite_cell_obs,
     start_turn_obs,
@@ -653,6 +654,17 @@ def game_directors(tables, state, intents, legal):
             in_range = 0 <= intent < num_intents
             allowed = note_intent(director_masks[b], spoken[b], s, intent if in_range else 0, dobs[b], bobs[b])
             legal[b, s] = in_range and allowed
+
+
+@njit(cache=True)
+def game_states(tables, state, out):
+    """Every env's global state (``observation.fill_state``) into ``out`` (B, S)."""
+    cfg = tables[0]
+    boards, targets, st, spoken = state[0], state[1], state[2], state[4]
+    n = cfg[CFG_N]
+    for b in range(boards.shape[0]):
+        fraction = _turn_fraction(st[b, ST_TURN], cfg[CFG_MAX_TURNS])
+        fill_state(boards[b], targets[b], n, spoken[b], cfg[CFG_NUM_INTENTS], fraction, out[b])
 
 
 @njit(cache=True)

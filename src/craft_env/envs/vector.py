@@ -27,6 +27,9 @@ Rewards               float32 ``(B,)``, the team reward of the builder phase
                       (zeros after the director phase)
 Terminations          bool ``(B,)``: target complete; truncations at
                       ``max_turns``
+State                 ``state()``: float32 ``(B, S)``, each row
+                      ``parallel_env().state()`` (board, whole target,
+                      intents, turn), for centralized critics
 Auto-reset            an episode that ends in a builder phase restarts at once:
                       that row of the returned observations is already the
                       next episode's first (``infos`` still describe the
@@ -70,7 +73,7 @@ from craft_env.core.board import Structure
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.intents import intent_table
 from craft_env.core.metrics import METRIC_NAMES
-from craft_env.core.observation import builder_obs_dim, director_obs_dim
+from craft_env.core.observation import builder_obs_dim, director_obs_dim, state_dim
 from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed, normalise_seed
 from craft_env.core.starts import STARTS
 from craft_env.core.turn import (
@@ -248,6 +251,8 @@ class CraftVectorEnv:
         })
         self.single_observation_spaces = {a: director_space for a in DIRECTORS} | {BUILDER: builder_space}
         self.single_action_spaces = {a: spaces.Discrete(I) for a in DIRECTORS} | {BUILDER: spaces.Discrete(A)}
+        self.state_dim = state_dim(n, height, seats, I)
+        self.single_state_space = spaces.Box(0.0, 1.0, (self.state_dim,), np.float32)
         self.base_seed: int | None = None
         self._phase: str | None = None
 
@@ -412,6 +417,16 @@ class CraftVectorEnv:
         if self.base_seed is None:
             raise ValueError("episode_seed: call reset() first")
         return episode_seed(self.base_seed, env_index, episode)
+
+    def state(self) -> np.ndarray:
+        """Every env's global state, float32 ``(B, S)`` (a new array): ``parallel_env().state()`` per row.
+
+        ``[board | target | intents | turn]`` (``core.observation``), for
+        centralized critics; it holds the whole target.
+        """
+        out = np.empty((self.num_envs, self.state_dim), np.float32)
+        kernels.game_states(self._tables, self._state, out)
+        return out
 
     @property
     def turns(self) -> np.ndarray:
