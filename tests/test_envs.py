@@ -465,6 +465,27 @@ def test_observing_after_the_game_is_won_works_and_allows_only_the_noop(mode):
     assert finished == [1, 1, 1, 1]
 
 
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**40), sees=st.sampled_from(["full", "walls"]), data=st.data())
+def test_cached_text_observations_equal_fresh_renderings(seed, sees, data):
+    """Text parts are cached per episode, board or conversation entry: they must equal a fresh rendering."""
+    env = craft_env.raw_env(message_mode="text", director_sees=sees, oracle_n=3, max_turns=5)
+    env.reset(seed=seed)
+    game = env.game
+    for agent in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        cached = obs["text"]
+        game.text_cache.clear()
+        assert env.observe(agent)["text"] == cached
+        if termination or truncation:
+            env.step(None)
+            continue
+        if agent == BUILDER:
+            env.step(data.draw(st.sampled_from(np.flatnonzero(obs["action_mask"]).tolist())))
+        else:
+            env.step(data.draw(st.sampled_from(["place a red block on the left", "remove it", "", "layer 0 middle"])))
+
+
 def test_text_observations_are_printable_ascii():
     from craft_env.envs.textobs import ascii_text
 

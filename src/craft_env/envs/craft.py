@@ -118,19 +118,15 @@ class _CraftBase:
         self.state_space = spaces.Box(0.0, 1.0, (self.game.state_dim,), np.float32)
         self.seat_of = {a: SEATS[k] for k, a in enumerate(DIRECTORS)}
         self._seat_index = {a: k for k, a in enumerate(DIRECTORS)}
-        self._noop_director_mask = np.zeros(self.game.num_intents, np.int8)
-        self._noop_director_mask[0] = 1
         self._noop_director_masks = np.zeros((NUM_DIRECTORS, self.game.num_intents), np.int8)
         self._noop_director_masks[:, 0] = 1
         self._noop_builder_mask = np.zeros(self.game.num_actions, np.int8)
         self._noop_builder_mask[self.game.noop] = 1
-        # Per agent: views of the game's kept observation and mask (updated in place), and its idle mask.
+        # Per agent: views of the game's kept observation and mask (updated in place).
         game = self.game
-        self._kept_views = {
-            agent: (game.director_obs[seat], game.director_masks[seat], self._noop_director_mask)
-            for seat, agent in enumerate(DIRECTORS)
-        }
-        self._kept_views[BUILDER] = (game.builder_obs, game.builder_mask, self._noop_builder_mask)
+        self._kept_views = {agent: (game.director_obs[seat], game.director_masks[seat])
+                            for seat, agent in enumerate(DIRECTORS)}
+        self._kept_views[BUILDER] = (game.builder_obs, game.builder_mask)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -202,14 +198,6 @@ class _CraftBase:
             observations[BUILDER]["text"] = builder_text(game)
         return observations
 
-    def _observe(self, agent: str, idle: bool) -> dict[str, Any]:
-        observation, mask, idle_mask = self._kept_views[agent]
-        obs = {"observation": observation.copy(), "action_mask": (idle_mask if idle else mask).copy()}
-        if self._text_observations:
-            seat = self._seat_index.get(agent)
-            obs["text"] = builder_text(self.game) if seat is None else director_text(self.game, seat)
-        return obs
-
     @staticmethod
     def _public_info(outcome: dict[str, Any]) -> dict[str, Any]:
         """What every director may learn of the builder's turn (nothing derived from the target)."""
@@ -266,7 +254,12 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
         self.agent_selection = DIRECTORS[self.game.order_list[0]]
 
     def observe(self, agent: str) -> dict[str, Any]:
-        return self._observe(agent, idle=False)
+        observation, mask = self._kept_views[agent]
+        obs = {"observation": observation.copy(), "action_mask": mask.copy()}
+        if self._text_observations:
+            seat = self._seat_index.get(agent)
+            obs["text"] = builder_text(self.game) if seat is None else director_text(self.game, seat)
+        return obs
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection

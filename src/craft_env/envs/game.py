@@ -116,6 +116,8 @@ class CraftGame:
         self.distance = 0
         self.done = False
         self.conversation: list[dict[str, Any]] = []
+        # Text renderings that stay valid for the episode or until the board changes (``envs.textobs``).
+        self.text_cache: dict[Any, Any] = {}
         self.last_outcome: dict[str, Any] | None = None
         self.last_move: Move | None = None
 
@@ -133,6 +135,7 @@ class CraftGame:
         self.turn = 0
         self.done = False
         self.conversation = []
+        self.text_cache = {}
         self.last_outcome = None
         self.last_move = None
         fill_scores(self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.scores)

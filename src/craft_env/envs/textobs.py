@@ -40,12 +40,12 @@ def ascii_text(text: str) -> str:
     return "".join(out)[:TEXT_MAX_LENGTH]
 
 
-def conversation_lines(game) -> list[tuple[str, str]]:
-    """(speaker, text) pairs of the whole conversation, intents spoken in words."""
+def conversation_lines(game, start: int = 0) -> list[tuple[str, str]]:
+    """(speaker, text) pairs of the conversation from entry ``start`` on, intents spoken in words."""
     from craft_env.text import intent_to_text
 
     lines = []
-    for entry in game.conversation:
+    for entry in game.conversation[start:]:
         speaker = entry["speaker"]
         text = entry["text"]
         if entry.get("outcome") is not None:
@@ -56,39 +56,68 @@ def conversation_lines(game) -> list[tuple[str, str]]:
     return lines
 
 
+def conversation_text(game) -> str:
+    """``describe_conversation(conversation_lines(game))``, rendered incrementally.
+
+    Entries never change once added, so each is rendered once per episode
+    (kept in ``game.text_cache``, which ``reset`` empties) instead of on
+    every observation.
+    """
+    from craft_env.text import describe_conversation
+
+    rendered = game.text_cache.setdefault(("conversation",), [])
+    if len(rendered) < len(game.conversation):
+        start = len(rendered)
+        lines = conversation_lines(game, start)
+        rendered.extend(describe_conversation([line]) for line in lines)
+    return "\n".join(rendered) if rendered else "(no messages yet)"
+
+
 def board_text(game, walls_only: bool) -> str:
+    """The current board in words (or its three walls), cached until the board changes."""
     from craft_env.text import describe_board, describe_view
 
+    key = ("board", walls_only, game.board.tobytes())
+    cached = game.text_cache.get(key)
+    if cached is not None:
+        return cached
     board = game.board_structure()
     if not walls_only:
-        return describe_board(board)
-    return "\n".join(
-        f"{seat}'s wall of the current board:\n{describe_view(seat_view(board, seat), seat)}" for seat in SEATS
-    )
+        text = describe_board(board)
+    else:
+        text = "\n".join(
+            f"{seat}'s wall of the current board:\n{describe_view(seat_view(board, seat), seat)}" for seat in SEATS
+        )
+    for stale in [k for k in game.text_cache if k[0] == "board" and k[1] == walls_only]:
+        del game.text_cache[stale]
+    game.text_cache[key] = text
+    return text
 
 
 def director_text(game, seat: int) -> str:
-    from craft_env.text import describe_conversation, describe_view, director_frame_description
+    from craft_env.text import describe_view, director_frame_description
 
     name = SEATS[seat]
-    target_view = seat_view(game.target_structure(), name)
+    view_key = ("target view", seat)
+    if view_key not in game.text_cache:  # the target is fixed for the episode
+        game.text_cache[view_key] = describe_view(seat_view(game.target_structure(), name), name)
     parts = [
         f"You are director {name}. Turn {game.turn + 1} of {game.config.max_turns}.",
         director_frame_description(name, game.n, game.height),
-        f"Your private target view (your wall of the target; only you see it):\n{describe_view(target_view, name)}",
+        f"Your private target view (your wall of the target; only you see it):\n{game.text_cache[view_key]}",
         f"Current board:\n{board_text(game, game.config.director_sees == 'walls')}",
-        f"Conversation so far:\n{describe_conversation(conversation_lines(game)) or '(nothing yet)'}",
+        f"Conversation so far:\n{conversation_text(game)}",
     ]
     return ascii_text("\n\n".join(parts))
 
 
 def builder_text(game) -> str:
-    from craft_env.text import describe_candidates, describe_conversation
+    from craft_env.text import describe_candidates
 
     parts = [
         f"You are the builder. Turn {game.turn + 1} of {game.config.max_turns}.",
         f"Current board:\n{board_text(game, False)}",
-        f"Conversation so far:\n{describe_conversation(conversation_lines(game)) or '(nothing yet)'}",
+        f"Conversation so far:\n{conversation_text(game)}",
     ]
     candidates = game.candidate_moves()
     if candidates is not None:
