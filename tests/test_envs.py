@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test, state_test
 
 import craft_env
-from craft_env import Structure, oracle
+from craft_env import Structure, metrics, oracle
+from craft_env.core.metrics import METRIC_NAMES
 from craft_env.agents.decode import decode_board
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX
 from craft_env.core.observation import fill_builder_obs, fill_director_obs
@@ -259,6 +260,11 @@ def test_kept_observations_match_a_fresh_encoding_at_every_step(seed, sees, star
         size = env.action_space(agent).n
         pick = data.draw(st.one_of(st.sampled_from(legal.tolist()), st.integers(0, size - 1)))
         env.step(pick)
+        if agent == BUILDER:
+            info = env.infos[BUILDER]
+            assert list(info["metrics"]) == list(METRIC_NAMES)
+            assert info["metrics"] == metrics.score(env.board, env.target)
+            assert info["distance"] == oracle.distance(env.board, env.target)
 
 
 def test_parallel_env_masks_the_idle_side():

@@ -229,10 +229,10 @@ class CraftGame:
             reason = rules.REASONS[code]
             if code == rules.UNKNOWN_ACTION:
                 reason = f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
-        # The RESULT_* fields, in order, then the metrics.
-        _, layer, distance, reward, optimal, prescribed, attempted, followed, count, *metrics = (
-            self._result_and_scores.tolist()
-        )
+        # The RESULT_* fields, in order, then the metrics in METRIC_NAMES order (named inline below:
+        # cheaper than zip on this path; tests compare them with metrics.score).
+        (_, layer, distance, reward, optimal, prescribed, attempted, followed, count,
+         iou, completion, accuracy, progress, voxel_iou) = self._result_and_scores.tolist()
         self.num_candidates = int(count)
         self.distance = int(distance)
         self.order_list = self.order.tolist()
@@ -254,7 +254,8 @@ class CraftGame:
             "question": question,
             "legal": legal,
             "reason": reason,
-            "metrics": dict(zip(METRIC_NAMES, metrics)),
+            "metrics": {"iou": iou, "completion": completion, "position_accuracy": accuracy, "progress": progress,
+                        "voxel_iou": voxel_iou},
             "distance": self.distance,
             "optimal": optimal == 1.0,
             "remove_prescribed": prescribed == 1.0,
