@@ -140,7 +140,9 @@ def fill_builder_obs(board, n, code_of, visible, spoken, num_intents, turn_fract
 
 
 @njit(cache=True)
-def fill_director_obs(board, target, n, code_of, visible, wall, spoken, num_intents, turn_fraction, seat, out):
+def fill_director_obs(
+    board, target, n, code_of, visible, wall, spoken, num_intents, turn_fraction, seat, out
+):
     offset = write_board(board, n, visible, code_of, out, 0)
     offset = write_wall_view(target, n, wall, out, offset)
     offset = write_intents(spoken, num_intents, out, offset)
@@ -207,7 +209,7 @@ def note_intent(director_masks, spoken, seat, intent, director_out, builder_out)
 
 @njit(cache=True, inline="always")
 def start_turn_obs(spoken, num_intents, turn_fraction, director_out, builder_out):
-    """A new turn in every kept observation: spoken intents cleared (``spoken`` reset to -1), turn fraction set."""
+    """A new turn in every kept observation: spoken intents cleared (``spoken`` reset to -1), turn set."""
     seats = director_out.shape[0]
     builder_turn = builder_out.shape[0] - 1
     director_turn = director_out.shape[1] - 1 - seats
@@ -224,8 +226,9 @@ def start_turn_obs(spoken, num_intents, turn_fraction, director_out, builder_out
 
 
 @njit(cache=True)
-def update_obs_after_move(before, board, n, director_visible, spoken, num_intents, turn_fraction, director_out,
-                          builder_out):
+def update_obs_after_move(
+    before, board, n, director_visible, spoken, num_intents, turn_fraction, director_out, builder_out
+):
     """Bring kept observations (from ``fill_all_obs``) up to date after a move and start the next turn.
 
     Cells whose stack differs between ``before`` and ``board`` are

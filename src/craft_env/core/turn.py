@@ -2,10 +2,10 @@
 
 ``begin_turn`` draws the directors' order and the oracle candidates from the
 episode seed and writes every mask; ``play_builder_action`` checks, applies
-and scores the builder's move. The PettingZoo envs call ``begin_turn`` at
-reset and then ``finish_turn`` once per turn (the builder's move, the next
-turn and the kept observations in one call, because on this path the cost
-of a call is mostly numba's argument dispatch); the batched
+and scores the builder's move. The PettingZoo envs call only
+``finish_turn``: once per turn (the builder's move, the next turn and the
+kept observations in one call, because on this path the cost of a call is
+mostly numba's argument dispatch) and with ``START_TURN`` at reset; the batched
 vector env plays the same logic over a batch (so both play exactly the same
 rules and randomness).
 
@@ -53,6 +53,9 @@ RESULT_REMOVE_ATTEMPTED = 6
 RESULT_FOLLOWED = 7
 RESULT_CANDIDATES = 8
 RESULT_SIZE = 9
+
+# ``finish_turn``'s action for "no move: score the board and begin the turn" (reset, resynchronising).
+START_TURN = -2
 
 
 def pack_static(n: int) -> np.ndarray:
@@ -128,7 +131,8 @@ def begin_turn(
 
 @njit(cache=True)
 def play_builder_action(
-    board, target, n, action, override, static, optimal, candidates, num_candidates, reward_kind, scores, result
+    board, target, n, action, override, static, optimal, candidates, num_candidates, reward_kind, scores,
+    result,
 ):
     """Check, apply and score builder ``action``; fill ``result`` (see ``RESULT_*``); return the reason code.
 
@@ -191,8 +195,8 @@ def play_builder_action(
 @njit(cache=True)
 def finish_turn(
     before, board, target, n, action, override, seed, turn, max_turns, oracle_n, fixed_order, static, pair_of,
-    intent_action, intent_layer, order, optimal, candidates, candidate_layers, num_candidates, reward_kind, scores,
-    result, builder_mask, director_masks, director_visible, spoken, director_obs, builder_obs,
+    intent_action, intent_layer, order, optimal, candidates, candidate_layers, num_candidates, reward_kind,
+    scores, result, builder_mask, director_masks, director_visible, spoken, director_obs, builder_obs,
 ):
     """The builder's ``action`` ends the turn; ``turn`` is the count of turns played after it.
 
@@ -203,14 +207,25 @@ def finish_turn(
     board: it receives the board before the move, to find the changed
     cells). Returns the reason code; ``result[RESULT_CANDIDATES]`` holds the
     next turn's candidate count.
+
+    ``action == START_TURN`` plays nothing: it scores the current board
+    (``scores`` and ``result[RESULT_DISTANCE]``; the other results are not
+    written) and begins turn ``turn``, at reset or after the board was
+    edited. The env calls no other turn kernel, so numba compiles this path
+    once (compiling it is most of an env's first-use time).
     """
     before[:, :] = board
-    code = play_builder_action(
-        board, target, n, action, override, static, optimal, candidates, num_candidates, reward_kind, scores,
-        result,
-    )
+    if action == START_TURN:
+        code = OK
+        fill_scores(board, target, n, VALUE_TO_CODE_INDEX, scores)
+        result[RESULT_DISTANCE] = distance(board, target, n)
+    else:
+        code = play_builder_action(
+            board, target, n, action, override, static, optimal, candidates, num_candidates, reward_kind,
+            scores, result,
+        )
     count = 0
-    if result[RESULT_DISTANCE] == 0 or turn >= max_turns:
+    if action != START_TURN and (result[RESULT_DISTANCE] == 0 or turn >= max_turns):
         builder_mask[:] = 0
         builder_mask[builder_mask.shape[0] - 1] = 1
         director_masks[:, :] = 0

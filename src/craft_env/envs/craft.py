@@ -84,7 +84,9 @@ AGENTS = (*DIRECTORS, BUILDER)
 # Not "parallelizable" in PettingZoo's sense (``aec_to_parallel``): the AEC env changes state within a
 # cycle (a later director hears the earlier ones) and the speaking order is shuffled each turn.
 # ``parallel_env()`` is this game's Parallel form.
-METADATA = {"name": "craft_v0", "render_modes": ["ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 2}
+METADATA = {
+    "name": "craft_v0", "render_modes": ["ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 2
+}
 
 
 def _observation_space(dim: int, actions: int, text: bool) -> spaces.Dict:
@@ -211,7 +213,9 @@ class _CraftBase:
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
+            gymnasium.logger.warn(
+                "render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'"
+            )
             return None
         from craft_env import render as drawing
 

@@ -21,13 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from craft_env.core import oracle as oracle_kernels
 from craft_env.core import rules
 from craft_env.core.board import Structure, cached_moves
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.generator import generate_into
 from craft_env.core.intents import intent_table
-from craft_env.core.metrics import METRIC_NAMES, fill_scores
+from craft_env.core.metrics import METRIC_NAMES
 from craft_env.core.moves import Move
 from craft_env.core.observation import (
     builder_obs_dim,
@@ -138,13 +137,10 @@ class CraftGame:
         self.text_cache = {}
         self.last_outcome = None
         self.last_move = None
-        fill_scores(self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.scores)
-        self.distance = int(oracle_kernels.distance(self.board, self.target, self.n))
-        self.result[turn_kernels.RESULT_DISTANCE] = self.distance
         self.begin_turn()
 
     def begin_turn(self) -> None:
-        """Draw this turn's speaking order and candidates; rewrite every mask and observation.
+        """Score the board, draw the turn's speaking order and candidates, rewrite every mask and observation.
 
         Also the way to resynchronise after editing ``board`` in place.
         """
@@ -154,12 +150,13 @@ class CraftGame:
             self.wall_array, self.spoken, self.num_intents, min(self.turn / self.config.max_turns, 1.0),
             self.director_obs, self.builder_obs,
         )
-        self.num_candidates = int(
-            turn_kernels.begin_turn(
-                self.board, self.target, self.n, self.seed, self.turn, self.oracle_n, *self._tables,
-                *self._turn_state, self.builder_mask, self.director_masks,
-            )
+        turn_kernels.finish_turn(
+            self._board_scratch, self.board, self.target, self.n, turn_kernels.START_TURN, rules.OK,
+            self.seed, self.turn, self.config.max_turns, self.oracle_n, *self._tables, *self._turn_state, -1,
+            self.reward_kind, self.scores, self.result, *self._masks_and_obs,
         )
+        self.num_candidates = int(self.result[turn_kernels.RESULT_CANDIDATES])
+        self.distance = int(self.result[turn_kernels.RESULT_DISTANCE])
         self.order_list = self.order.tolist()
 
     # ----------------------------------------------------------------- acting
@@ -177,8 +174,9 @@ class CraftGame:
         if not allowed:
             reason = f"intent {intent} is not allowed now (it names no legal move on the current board)"
             intent = 0
-        self.conversation.append({"turn": self.turn + 1, "speaker": SEATS[seat], "intent": intent, "text": text})
-        return {"turn": self.turn + 1, "intent": intent, "message": text, "legal": reason is None, "reason": reason}
+        turn = self.turn + 1
+        self.conversation.append({"turn": turn, "speaker": SEATS[seat], "intent": intent, "text": text})
+        return {"turn": turn, "intent": intent, "message": text, "legal": reason is None, "reason": reason}
 
     def _intent_from_action(self, seat: int, action: Any) -> tuple[int, str | None, str | None]:
         """``(intent id in range, message text, reason)`` for anything but an in-range ``int``."""
@@ -215,7 +213,7 @@ class CraftGame:
             action_id, claimed, move_text, question, reason = self._decode_builder_action(action)
             override = rules.OK if reason is None else rules.WRONG_LAYER
         candidates = self.candidate_strings() if self.oracle_n else None
-        played = action_id if 0 <= action_id < self.num_actions else -1  # -1: unknown (fits the kernel's int64)
+        played = action_id if 0 <= action_id < self.num_actions else -1  # unknown; fits the kernel's int64
         result = self.result
         self.turn += 1
         code = turn_kernels.finish_turn(
@@ -254,8 +252,10 @@ class CraftGame:
             "question": question,
             "legal": legal,
             "reason": reason,
-            "metrics": {"iou": iou, "completion": completion, "position_accuracy": accuracy, "progress": progress,
-                        "voxel_iou": voxel_iou},
+            "metrics": {
+                "iou": iou, "completion": completion, "position_accuracy": accuracy, "progress": progress,
+                "voxel_iou": voxel_iou,
+            },
             "distance": self.distance,
             "optimal": optimal == 1.0,
             "remove_prescribed": prescribed == 1.0,
@@ -272,7 +272,9 @@ class CraftGame:
                                   "outcome": outcome})
         return outcome
 
-    def _decode_builder_action(self, action: Any) -> tuple[int, Move | None, str | None, str | None, str | None]:
+    def _decode_builder_action(
+        self, action: Any
+    ) -> tuple[int, Move | None, str | None, str | None, str | None]:
         """``(action id, claimed move, text, question, reason)`` for anything but an in-range ``int``.
 
         A reason means the turn fails with it; an id outside the table is
@@ -287,7 +289,8 @@ class CraftGame:
             action_id = int(action)
             if 0 <= action_id < self.num_actions:
                 return action_id, None, None, None, None
-            return action_id, None, None, None, f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
+            reason = f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
+            return action_id, None, None, None, reason
         kind = type(action).__name__
         return -1, None, None, None, f"the builder's action must be an action id or text, got {kind}"
 
@@ -331,7 +334,9 @@ class CraftGame:
         moves = cached_moves(self.n, self.height)
         return [
             moves[action][layer + 1]
-            for action, layer in zip(self.candidate_ids[:count].tolist(), self.candidate_layers[:count].tolist())
+            for action, layer in zip(
+                self.candidate_ids[:count].tolist(), self.candidate_layers[:count].tolist()
+            )
         ]
 
     def builder_observation(self) -> np.ndarray:

@@ -86,7 +86,8 @@ def board_text(game, walls_only: bool) -> str:
         text = describe_board(board)
     else:
         text = "\n".join(
-            f"{seat}'s wall of the current board:\n{describe_view(seat_view(board, seat), seat)}" for seat in SEATS
+            f"{seat}'s wall of the current board:\n{describe_view(seat_view(board, seat), seat)}"
+            for seat in SEATS
         )
     for stale in [k for k in game.text_cache if k[0] == "board" and k[1] == walls_only]:
         del game.text_cache[stale]
