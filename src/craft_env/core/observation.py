@@ -38,6 +38,7 @@ from __future__ import annotations
 from numba import njit
 
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX
+from craft_env.core.views import view_code
 
 BOARD_CHANNELS = 15
 VIEW_CHANNELS = 11
@@ -95,29 +96,18 @@ def write_board(board, n, visible, code_of, out, offset):
 
 @njit(cache=True)
 def write_wall_view(target, n, wall, out, offset):
-    """One-hot the target wall seen from a seat (cells ``wall``, left to right) into ``out``."""
+    """One-hot the target wall seen from a seat (cells ``wall``, left to right) into ``out``.
+
+    Each slot and layer is one of the 11 ``views.view_code`` values.
+    """
     h = target.shape[1]
-    slots = wall.shape[0]
-    for s in range(slots):
-        c = wall[s]
+    for s in range(wall.shape[0]):
         for level in range(h):
             base = offset + (s * h + level) * 11
             for k in range(11):
                 out[base + k] = 0.0
-            v = target[c, level]
-            if v == 0:
-                out[base] = 1.0
-                continue
-            colour = v - 1 if v < 6 else (v - 6) // 4
-            wide = 0
-            if v >= 6:
-                d = (v - 6) % 4
-                p = c - n if d == 0 else (c + n if d == 1 else (c - 1 if d == 2 else c + 1))
-                for t in range(slots):
-                    if wall[t] == p:
-                        wide = 1
-            out[base + 1 + 2 * colour + wide] = 1.0
-    return offset + slots * h * 11
+            out[base + view_code(target, n, wall, s, level)] = 1.0
+    return offset + wall.shape[0] * h * 11
 
 
 @njit(cache=True)

@@ -24,27 +24,7 @@ from __future__ import annotations
 from numba import njit
 
 from craft_env.core.rules import partner_cell, stack_height
-
-
-@njit(cache=True, inline="always")
-def _wall_slot(wall, cell):
-    for s in range(wall.shape[0]):
-        if wall[s] == cell:
-            return s
-    return -1
-
-
-@njit(cache=True, inline="always")
-def _view_code(board, n, wall, slot, level):
-    """What a person at the seat sees at ``(slot, level)``: 0 empty, else 1 + 2*colour + wide."""
-    cell = wall[slot]
-    v = board[cell, level]
-    if v == 0:
-        return 0
-    if v < 6:
-        return 1 + 2 * (v - 1)
-    wide = 1 if _wall_slot(wall, partner_cell(n, cell, v)) >= 0 else 0
-    return 1 + 2 * ((v - 6) // 4) + wide
+from craft_env.core.views import view_code, wall_slot
 
 
 @njit(cache=True)
@@ -55,8 +35,8 @@ def scripted_intent(board, target, n, wall, mask):
     total_slots = slots * h
     for level in range(h):
         for p in range(slots):
-            seen = _view_code(board, n, wall, p, level)
-            wanted = _view_code(target, n, wall, p, level)
+            seen = view_code(board, n, wall, p, level)
+            wanted = view_code(target, n, wall, p, level)
             if seen == wanted:
                 continue
             cell = wall[p]
@@ -70,7 +50,7 @@ def scripted_intent(board, target, n, wall, mask):
                     intent = 1 + (p * h + level) * 5 + colour
                 else:
                     v = target[cell, level]
-                    q = _wall_slot(wall, partner_cell(n, cell, v))
+                    q = wall_slot(wall, partner_cell(n, cell, v))
                     left = p if q == p + 1 else q
                     intent = 1 + 5 * total_slots + ((left * h + level) * 2 + 0) * 5 + colour
             if intent >= 0 and mask[intent]:

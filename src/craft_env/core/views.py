@@ -23,8 +23,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+from numba import njit
 
-from craft_env.core.encoding import COLOUR_NAMES, value_colour
+from craft_env.core.encoding import COLOUR_NAMES
 from craft_env.core.rules import partner_cell
 
 DEFAULT_SEATS = ("D1", "D2", "D3")
@@ -56,21 +57,39 @@ def hidden_cells(n: int, seats: Sequence[str] = DEFAULT_SEATS) -> list[tuple[int
     return [(i, j) for i in range(n) for j in range(n) if (i, j) not in seen]
 
 
-def wall_view_codes(cells: np.ndarray, n: int, wall: np.ndarray, out: np.ndarray) -> None:
-    """Write the numeric wall view ``(len(wall), height)`` into ``out``.
+@njit(cache=True, inline="always")
+def wall_slot(wall, cell):
+    """The slot of ``cell`` on ``wall`` (-1 when it is not on the wall)."""
+    for s in range(wall.shape[0]):
+        if wall[s] == cell:
+            return s
+    return -1
 
-    0 is empty, else ``1 + 2 * colour + (size == 2)``: 11 values, what a
-    director can tell apart by looking.
+
+@njit(cache=True, inline="always")
+def view_code(cells, n, wall, slot, level):
+    """What a person at the seat with cells ``wall`` sees at ``(slot, level)``.
+
+    0 is empty, else ``1 + 2 * colour + wide``: 11 values, what a director
+    can tell apart by looking; ``wide`` is 1 when the block is large and its
+    other half is on the same wall.
     """
-    on_wall = set(wall.tolist())
-    for slot, cell in enumerate(wall.tolist()):
+    cell = wall[slot]
+    value = cells[cell, level]
+    if value == 0:
+        return 0
+    if value < 6:
+        return 1 + 2 * (value - 1)
+    wide = 1 if wall_slot(wall, partner_cell(n, cell, value)) >= 0 else 0
+    return 1 + 2 * ((value - 6) // 4) + wide
+
+
+@njit(cache=True)
+def wall_view_codes(cells, n, wall, out):
+    """Write the numeric wall view ``(len(wall), height)`` (``view_code`` per slot and layer) into ``out``."""
+    for slot in range(wall.shape[0]):
         for level in range(cells.shape[1]):
-            value = int(cells[cell, level])
-            if value == 0:
-                out[slot, level] = 0
-                continue
-            wide = value >= 6 and partner_cell(n, cell, value) in on_wall
-            out[slot, level] = 1 + 2 * value_colour(value) + (1 if wide else 0)
+            out[slot, level] = view_code(cells, n, wall, slot, level)
 
 
 def seat_view(structure: Any, seat: str) -> dict[str, list[dict[str, Any]]]:
