@@ -61,16 +61,17 @@ import numpy as np
 from numba import njit, prange
 
 from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX, action_table
+from craft_env.core.generator import generate_with_scratch
 from craft_env.core.metrics import fill_scores
 from craft_env.core.observation import (
     fill_builder_obs,
     fill_director_obs,
     fill_state,
     note_intent,
+    played_fraction,
     rewrite_cell_obs,
     start_turn_obs,
 )
-from craft_env.core.generator import generate_with_scratch
 from craft_env.core.oracle import distance_from_keep, fill_keep_levels, optimal_from_keep
 from craft_env.core.random import (
     STREAM_CANDIDATES,
@@ -489,13 +490,6 @@ def intent_groups(intent_tables, n: int, height: int) -> tuple[np.ndarray, np.nd
     return groups, bucket_ptr
 
 
-@njit(cache=True, inline="always")
-def _turn_fraction(turn, max_turns):
-    fraction = turn / max_turns
-    return min(1.0, fraction)
-
-
-
 # ``tables`` (read-only, shared by every episode) and ``state`` (one row per episode) are tuples:
 #
 #   tables = (cfg, static, pairs, pair_of, groups, bucket_ptr, walls, visible, all_visible, code_of,
@@ -585,7 +579,7 @@ def _write_all_obs(b, tables, state):
     boards, targets, st, spoken, dobs, bobs = state[0], state[1], state[2], state[4], state[10], state[11]
     n = cfg[CFG_N]
     num_intents = cfg[CFG_NUM_INTENTS]
-    fraction = _turn_fraction(st[b, ST_TURN], cfg[CFG_MAX_TURNS])
+    fraction = played_fraction(st[b, ST_TURN], cfg[CFG_MAX_TURNS])
     fill_builder_obs(boards[b], n, code_of, all_visible, spoken[b], num_intents, fraction, bobs[b])
     for s in range(walls.shape[0]):
         fill_director_obs(
@@ -663,7 +657,7 @@ def game_states(tables, state, out):
     boards, targets, st, spoken = state[0], state[1], state[2], state[4]
     n = cfg[CFG_N]
     for b in range(boards.shape[0]):
-        fraction = _turn_fraction(st[b, ST_TURN], cfg[CFG_MAX_TURNS])
+        fraction = played_fraction(st[b, ST_TURN], cfg[CFG_MAX_TURNS])
         fill_state(boards[b], targets[b], n, spoken[b], cfg[CFG_NUM_INTENTS], fraction, out[b])
 
 
@@ -767,7 +761,7 @@ def _builder_row(b, tables, state, action, rewards, terminations, truncations, r
     for changed in (changed_a, changed_b):
         if changed >= 0:
             rewrite_cell_obs(board, n, changed, visible, dobs[b], bobs[b])
-    fraction = _turn_fraction(turn, cfg[CFG_MAX_TURNS])
+    fraction = played_fraction(turn, cfg[CFG_MAX_TURNS])
     start_turn_obs(spoken[b], cfg[CFG_NUM_INTENTS], fraction, dobs[b], bobs[b])
     _begin_turn_row(b, tables, state)
 

@@ -65,6 +65,12 @@ def state_dim(n: int, height: int, seats: int, intents: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def played_fraction(turn, max_turns):
+    """The observation's last value: turns played over ``max_turns``, at most 1."""
+    return min(turn / max_turns, 1.0)
+
+
+@njit(cache=True, inline="always")
 def write_cell(board, c, code_of, out, offset):
     """One-hot the stack of cell ``c`` into the board block that starts at ``out[offset]``."""
     h = board.shape[1]

@@ -20,7 +20,7 @@ from numba import njit
 
 from craft_env.core.encoding import KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.metrics import fill_scores
-from craft_env.core.observation import update_obs_after_move
+from craft_env.core.observation import played_fraction, update_obs_after_move
 from craft_env.core.oracle import distance, fill_optimal_mask
 from craft_env.core.random import (
     STREAM_CANDIDATES,
@@ -237,7 +237,7 @@ def finish_turn(
         )
     result[RESULT_CANDIDATES] = count
     update_obs_after_move(
-        before, board, n, director_visible, spoken, director_masks.shape[1], min(turn / max_turns, 1.0),
+        before, board, n, director_visible, spoken, director_masks.shape[1], played_fraction(turn, max_turns),
         director_obs, builder_obs,
     )
     return code

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from craft_env.core import rules
+from craft_env.core import turn as turn_kernels
 from craft_env.core.board import Structure, cached_moves
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.generator import generate_into
@@ -34,10 +35,10 @@ from craft_env.core.observation import (
     fill_all_obs,
     fill_state,
     note_intent,
+    played_fraction,
     state_dim,
 )
 from craft_env.core.random import STREAM_TARGET, derive_seed, normalise_seed
-from craft_env.core import turn as turn_kernels
 from craft_env.core.starts import STARTS, fill_start
 from craft_env.core.views import seat_cell_indices
 from craft_env.envs.config import SEATS, EnvConfig
@@ -71,7 +72,6 @@ class CraftGame:
         self.builder_dim = builder_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
         self.director_dim = director_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
         self.state_dim = state_dim(n, height, NUM_DIRECTORS, self.num_intents)
-        self.remove_slice = slice(self.table.remove_offset, self.table.remove_offset + n * n)
         cells = n * n
         self.board = np.zeros((cells, height), np.int8)
         self._board_scratch = np.zeros((cells, height), np.int8)
@@ -117,7 +117,6 @@ class CraftGame:
         self.conversation: list[dict[str, Any]] = []
         # Text renderings that stay valid for the episode or until the board changes (``envs.textobs``).
         self.text_cache: dict[Any, Any] = {}
-        self.last_outcome: dict[str, Any] | None = None
         self.last_move: Move | None = None
 
     # ---------------------------------------------------------------- episode
@@ -135,7 +134,6 @@ class CraftGame:
         self.done = False
         self.conversation = []
         self.text_cache = {}
-        self.last_outcome = None
         self.last_move = None
         self.begin_turn()
 
@@ -147,7 +145,7 @@ class CraftGame:
         self.spoken[:] = -1
         fill_all_obs(
             self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.director_visible, self.all_visible,
-            self.wall_array, self.spoken, self.num_intents, min(self.turn / self.config.max_turns, 1.0),
+            self.wall_array, self.spoken, self.num_intents, played_fraction(self.turn, self.config.max_turns),
             self.director_obs, self.builder_obs,
         )
         turn_kernels.finish_turn(
@@ -212,7 +210,7 @@ class CraftGame:
         else:
             action_id, claimed, move_text, question, reason = self._decode_builder_action(action)
             override = rules.OK if reason is None else rules.WRONG_LAYER
-        candidates = self.candidate_strings() if self.oracle_n else None
+        candidates = self.candidate_strings()
         played = action_id if 0 <= action_id < self.num_actions else -1  # unknown; fits the kernel's int64
         result = self.result
         self.turn += 1
@@ -266,7 +264,6 @@ class CraftGame:
             "terminated": terminated,
             "truncated": truncated,
         }
-        self.last_outcome = outcome
         self.last_move = move
         self.conversation.append({"turn": self.turn, "speaker": "builder", "intent": None, "text": None,
                                   "outcome": outcome})
@@ -331,31 +328,18 @@ class CraftGame:
         if self.config.oracle_n is None:
             return None
         count = self.num_candidates
-        moves = cached_moves(self.n, self.height)
         return [
-            moves[action][layer + 1]
+            self._moves[action][layer + 1]
             for action, layer in zip(
                 self.candidate_ids[:count].tolist(), self.candidate_layers[:count].tolist()
             )
         ]
 
-    def builder_observation(self) -> np.ndarray:
-        """A copy of the builder's current observation."""
-        return self.builder_obs.copy()
-
-    def director_observation(self, seat: int) -> np.ndarray:
-        """A copy of director ``seat``'s current observation."""
-        return self.director_obs[seat].copy()
-
-    def all_observations(self) -> tuple[np.ndarray, np.ndarray]:
-        """Copies of every agent's observation: ``(directors (3, D), builder (D',))``."""
-        return self.director_obs.copy(), self.builder_obs.copy()
-
     def state(self) -> np.ndarray:
         """The global state (board, whole target, intents, turn) for centralized critics; a new array."""
         out = np.empty(self.state_dim, np.float32)
         fill_state(self.board, self.target, self.n, self.spoken, self.num_intents,
-                   min(self.turn / self.config.max_turns, 1.0), out)
+                   played_fraction(self.turn, self.config.max_turns), out)
         return out
 
     def board_structure(self) -> Structure:
