@@ -107,10 +107,9 @@ class _CraftBase:
     def _setup(self, **config: Any) -> None:
         self.config = make_config(**config)
         self.render_mode = self.config.render_mode
-        self._text_observations = self.config.text_observations
+        self._text_observations = text = self.config.text_observations
         self.game = CraftGame(self.config)
         self.possible_agents = list(AGENTS)
-        text = self.config.text_observations
         director_obs = _observation_space(self.game.director_dim, self.game.num_intents, text)
         builder_obs = _observation_space(self.game.builder_dim, self.game.num_actions, text)
         self.observation_spaces = {a: director_obs for a in DIRECTORS} | {BUILDER: builder_obs}
@@ -195,21 +194,30 @@ class _CraftBase:
             BUILDER: {"observation": game.builder_obs.copy(), "action_mask": builder_mask},
         }
         if self._text_observations:
-            for seat, agent in enumerate(DIRECTORS):
-                observations[agent]["text"] = director_text(game, seat)
-            observations[BUILDER]["text"] = builder_text(game)
+            for agent, obs in observations.items():
+                obs["text"] = self._text(agent)
         return observations
 
+    def _text(self, agent: str) -> str:
+        """The ``"text"`` observation of ``agent`` (``envs.textobs``)."""
+        seat = self._seat_index.get(agent)
+        return builder_text(self.game) if seat is None else director_text(self.game, seat)
+
     @staticmethod
-    def _public_info(outcome: dict[str, Any]) -> dict[str, Any]:
-        """What every director may learn of the builder's turn (nothing derived from the target)."""
-        return {
+    def _infos_after_build(outcome: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """Every agent's info after the builder's move.
+
+        The builder gets ``outcome``; the directors only its public part
+        (nothing derived from the target).
+        """
+        public = {
             "turn": outcome["turn"],
             "move": outcome["move"],
             "question": outcome["question"],
             "legal": outcome["legal"],
             "reason": outcome["reason"],
         }
+        return {DIRECTORS[0]: public, DIRECTORS[1]: public, DIRECTORS[2]: public, BUILDER: outcome}
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
@@ -261,8 +269,7 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
         observation, mask = self._kept_views[agent]
         obs = {"observation": observation.copy(), "action_mask": mask.copy()}
         if self._text_observations:
-            seat = self._seat_index.get(agent)
-            obs["text"] = builder_text(self.game) if seat is None else director_text(self.game, seat)
+            obs["text"] = self._text(agent)
         return obs
 
     def step(self, action: Any) -> None:
@@ -294,8 +301,7 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
             if game.done:
                 self.terminations = dict.fromkeys(AGENTS, outcome["terminated"])
                 self.truncations = dict.fromkeys(AGENTS, outcome["truncated"])
-            public = self._public_info(outcome)
-            self.infos = {DIRECTORS[0]: public, DIRECTORS[1]: public, DIRECTORS[2]: public, BUILDER: outcome}
+            self.infos = self._infos_after_build(outcome)
             self._speaker_index = 0
             self.agent_selection = DIRECTORS[game.order_list[0]]
 
@@ -407,8 +413,7 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
             return observations, zero, false, dict(false), infos
         outcome = game.build(actions.get(BUILDER, game.noop))
         self._builder_phase = False
-        public = self._public_info(outcome)
-        infos = {DIRECTORS[0]: public, DIRECTORS[1]: public, DIRECTORS[2]: public, BUILDER: outcome}
+        infos = self._infos_after_build(outcome)
         rewards = dict.fromkeys(AGENTS, outcome["reward"])
         terminations = dict.fromkeys(AGENTS, outcome["terminated"])
         truncations = dict.fromkeys(AGENTS, outcome["truncated"])

@@ -70,17 +70,18 @@ def conversation_text(game) -> str:
         start = len(rendered)
         lines = conversation_lines(game, start)
         rendered.extend(describe_conversation([line]) for line in lines)
-    return "\n".join(rendered) if rendered else "(no messages yet)"
+    return "\n".join(rendered) if rendered else describe_conversation([])
 
 
 def board_text(game, walls_only: bool) -> str:
     """The current board in words (or its three walls), cached until the board changes."""
     from craft_env.text import describe_board, describe_view
 
-    key = ("board", walls_only, game.board.tobytes())
+    key = ("board", walls_only)
+    board_bytes = game.board.tobytes()
     cached = game.text_cache.get(key)
-    if cached is not None:
-        return cached
+    if cached is not None and cached[0] == board_bytes:
+        return cached[1]
     board = game.board_structure()
     if not walls_only:
         text = describe_board(board)
@@ -89,9 +90,7 @@ def board_text(game, walls_only: bool) -> str:
             f"{seat}'s wall of the current board:\n{describe_view(seat_view(board, seat), seat)}"
             for seat in SEATS
         )
-    for stale in [k for k in game.text_cache if k[0] == "board" and k[1] == walls_only]:
-        del game.text_cache[stale]
-    game.text_cache[key] = text
+    game.text_cache[key] = (board_bytes, text)
     return text
 
 

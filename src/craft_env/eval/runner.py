@@ -224,7 +224,6 @@ def _context(env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turn
     )
 
 
-
 def _game_errored(
     run_log: RunLog, spec: GameSpec, attempt: int, turn: int, usage: Usage, message: str, error_type: str
 ) -> GameResult:
@@ -240,6 +239,7 @@ def _game_errored(
         **_usage_fields(usage),
     )
     return GameResult(spec, "errored", turn, usage=usage, error=message)
+
 
 async def play_game(
     spec: GameSpec, settings: RunSettings, factory: AgentFactory, run_log: RunLog, attempt: int
