@@ -442,7 +442,7 @@ class Structure:
 
     def __hash__(self) -> int:
         if self._hash is None:
-            object.__setattr__(self, "_hash", hash((self.n, self.height, self._cells.tobytes())))
+            _set_hash(self, hash((self.n, self.height, self._cells.tobytes())))
         return self._hash
 
     def __repr__(self) -> str:

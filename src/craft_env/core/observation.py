@@ -185,6 +185,17 @@ def rewrite_cell_obs(board, n, c, director_visible, director_out, builder_out):
 
 
 @njit(cache=True, inline="always")
+def intents_at(director_out, builder_out, num_intents):
+    """Where the intents block starts in each director's and in the builder's kept observation.
+
+    Counted from the end: ``[... | intents | turn | seat]`` and ``[... | intents | turn]``.
+    """
+    block = director_out.shape[0] * num_intents
+    seats = director_out.shape[0]
+    return director_out.shape[1] - 1 - seats - block, builder_out.shape[0] - 1 - block
+
+
+@njit(cache=True, inline="always")
 def note_intent(director_masks, spoken, seat, intent, director_out, builder_out):
     """Director ``seat`` speaks ``intent`` if its mask allows it, else the no-op; returns whether allowed.
 
@@ -193,13 +204,12 @@ def note_intent(director_masks, spoken, seat, intent, director_out, builder_out)
     allowed = director_masks[seat, intent] != 0
     if not allowed:
         intent = 0
-    seats = director_out.shape[0]
-    num_intents = director_masks.shape[1]
     spoken[seat] = intent
-    column = seat * num_intents + intent
-    builder_out[builder_out.shape[0] - 1 - seats * num_intents + column] = 1.0
-    for row in range(seats):
-        director_out[row, director_out.shape[1] - 1 - seats - seats * num_intents + column] = 1.0
+    director_at, builder_at = intents_at(director_out, builder_out, director_masks.shape[1])
+    column = seat * director_masks.shape[1] + intent
+    builder_out[builder_at + column] = 1.0
+    for row in range(director_out.shape[0]):
+        director_out[row, director_at + column] = 1.0
     return allowed
 
 
@@ -207,18 +217,17 @@ def note_intent(director_masks, spoken, seat, intent, director_out, builder_out)
 def start_turn_obs(spoken, num_intents, turn_fraction, director_out, builder_out):
     """A new turn in every kept observation: spoken intents cleared (``spoken`` reset to -1), turn set."""
     seats = director_out.shape[0]
-    builder_turn = builder_out.shape[0] - 1
-    director_turn = director_out.shape[1] - 1 - seats
+    director_at, builder_at = intents_at(director_out, builder_out, num_intents)
     for s in range(seats):
         if spoken[s] >= 0:
             column = s * num_intents + spoken[s]
-            builder_out[builder_turn - seats * num_intents + column] = 0.0
+            builder_out[builder_at + column] = 0.0
             for row in range(seats):
-                director_out[row, director_turn - seats * num_intents + column] = 0.0
+                director_out[row, director_at + column] = 0.0
             spoken[s] = -1
-    builder_out[builder_turn] = turn_fraction
+    builder_out[builder_at + seats * num_intents] = turn_fraction
     for row in range(seats):
-        director_out[row, director_turn] = turn_fraction
+        director_out[row, director_at + seats * num_intents] = turn_fraction
 
 
 @njit(cache=True)
