@@ -9,7 +9,13 @@ names the protocol it was played under.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
+
+import numpy as np
+
+from craft_env.core.encoding import KIND_LARGE, action_table
+from craft_env.core.views import hidden_cells
 
 SPEAKERS_EACH_ONCE = "each_once"
 SPEAKERS_WITH_REPLACEMENT = "with_replacement"
@@ -89,3 +95,27 @@ def get_protocol(value: object, field: str = "protocol") -> Protocol:
     if isinstance(value, str) and value in PROTOCOLS:
         return PROTOCOLS[value]
     raise ValueError(f"{field}: must be one of {', '.join(PROTOCOLS)}, got {value!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def _hidden_span_actions(n: int) -> np.ndarray:
+    table = action_table(n)
+    hidden = np.zeros(n * n, bool)
+    for i, j in hidden_cells(n):
+        hidden[i * n + j] = True
+    large = table.kind == KIND_LARGE
+    touches = large & (hidden[np.maximum(table.cell_a, 0)] | hidden[np.maximum(table.cell_b, 0)])
+    return touches
+
+
+def protocol_action_mask(protocol: Protocol, n: int) -> np.ndarray:
+    """int8 per action id of side ``n``: 1 where the protocol's own rules allow the action at all.
+
+    The rules of ``core.rules`` decide legality on a board; this mask is
+    what a protocol forbids on every board (``hidden_span_ban``: large
+    placements touching a hidden cell). A new, writeable array.
+    """
+    mask = np.ones(action_table(n).num_actions, np.int8)
+    if protocol.hidden_span_ban:
+        mask[_hidden_span_actions(n)] = 0
+    return mask
