@@ -12,7 +12,7 @@ import pytest
 
 from craft_env import Structure, generate_structure
 from craft_env.core.views import director_views
-from craft_env.render import (
+from craft_env.envs.render import (
     PALETTE,
     encode_png,
     face_colours,

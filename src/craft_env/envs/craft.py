@@ -225,7 +225,7 @@ class _CraftBase:
                 "render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'"
             )
             return None
-        from craft_env import render as drawing
+        from craft_env.envs import render as drawing
 
         board = self.game.board_structure()
         if self.render_mode == "rgb_array":
