@@ -6,6 +6,8 @@
 * ``craft-env report DIR [DIR...]``: the tables and plots from logs alone.
 * ``craft-env generate --n 100 --seed 0 -o structures.json``: structures in
   the paper's JSON format.
+* ``craft-env play --seat builder|D1|D2|D3``: a person at one seat in the
+  terminal, logged like a run (``eval.play``).
 """
 
 from __future__ import annotations
@@ -103,6 +105,18 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "-o", "--output", default="structures.json", help="output file (default structures.json)"
     )
+    play = commands.add_parser("play", help="take one seat of a game yourself, in the terminal")
+    play.add_argument("--seat", required=True, choices=("builder", "D1", "D2", "D3"), help="the seat you play")
+    play.add_argument("--structure", type=int, default=0, help="index of the structure in the dataset (default 0)")
+    play.add_argument("--dataset", help="a structures JSON file in the paper's format (default: the bundled set)")
+    play.add_argument(
+        "--others", default="scripted", help="who plays the other seats: 'scripted' (default) or a litellm model"
+    )
+    play.add_argument("--api-base", help="base URL passed to litellm (e.g. a local server)")
+    play.add_argument("--turns", type=int, default=20, help="turns in the game (default 20)")
+    play.add_argument("--oracle-n", type=int, default=5, help="candidate moves shown to the builder; 0 = none")
+    play.add_argument("--seed", type=int, default=0, help="base seed of the game (default 0)")
+    play.add_argument("--out", help="output directory (default runs/play-<timestamp>)")
     return parser
 
 
@@ -205,7 +219,19 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "generate": cmd_generate}
+def cmd_play(args: argparse.Namespace) -> int:
+    from craft_env.eval.play import play, play_settings
+
+    settings = play_settings(
+        args.seat, args.structure, args.others, args.out, dataset=args.dataset, api_base=args.api_base,
+        turns=args.turns, oracle_n=args.oracle_n, seed=args.seed,
+    )
+    _check_keys(settings)
+    play(settings)
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "report": cmd_report, "generate": cmd_generate, "play": cmd_play}
 
 
 def main(argv: list[str] | None = None) -> int:
