@@ -39,8 +39,12 @@ def test_pettingzoo_seeding(mode):
 @pytest.mark.parametrize("mode", ["intent", "text"])
 def test_pettingzoo_render_test_on_both_envs(mode, capsys):
     render_test(lambda render_mode: craft_env.env(message_mode=mode, render_mode=render_mode))
-    render_test(lambda render_mode: parallel_to_aec(craft_env.parallel_env(message_mode=mode, render_mode=render_mode)))
-    render_test(lambda render_mode: craft_env.env(message_mode=mode, render_mode=render_mode, render_target=True))
+    render_test(
+        lambda render_mode: parallel_to_aec(craft_env.parallel_env(message_mode=mode, render_mode=render_mode))
+    )
+    render_test(
+        lambda render_mode: craft_env.env(message_mode=mode, render_mode=render_mode, render_target=True)
+    )
     assert "CRAFT turn" in capsys.readouterr().out  # the human mode printed its frames
 
 

@@ -106,15 +106,13 @@ def _parser() -> argparse.ArgumentParser:
         "-o", "--output", default="structures.json", help="output file (default structures.json)"
     )
     play = commands.add_parser("play", help="take one seat of a game yourself, in the terminal")
-    play.add_argument("--seat", required=True, choices=("builder", "D1", "D2", "D3"), help="the seat you play")
-    play.add_argument("--structure", type=int, default=0, help="index of the structure in the dataset (default 0)")
-    play.add_argument("--dataset", help="a structures JSON file in the paper's format (default: the bundled set)")
-    play.add_argument(
-        "--others", default="scripted", help="who plays the other seats: 'scripted' (default) or a litellm model"
-    )
+    play.add_argument("--seat", required=True, choices=("builder", "D1", "D2", "D3"), help="your seat")
+    play.add_argument("--structure", type=int, default=0, help="index of the structure (default 0)")
+    play.add_argument("--dataset", help="a structures JSON file (default: the bundled set)")
+    play.add_argument("--others", default="scripted", help="the other seats: 'scripted' (default) or a model")
     play.add_argument("--api-base", help="base URL passed to litellm (e.g. a local server)")
     play.add_argument("--turns", type=int, default=20, help="turns in the game (default 20)")
-    play.add_argument("--oracle-n", type=int, default=5, help="candidate moves shown to the builder; 0 = none")
+    play.add_argument("--oracle-n", type=int, default=5, help="candidates shown to the builder; 0 = none")
     play.add_argument("--seed", type=int, default=0, help="base seed of the game (default 0)")
     play.add_argument("--out", help="output directory (default runs/play-<timestamp>)")
     return parser

@@ -18,7 +18,7 @@ the number of an oracle candidate), a director's by
 with its one-line reason and asked again (no turn is lost to a typo); a
 readable move that the rules refuse is played as a failed turn, and its
 reason shows at the start of the next turn (it is in the conversation).
-``help`` lists the syntax, ``quit`` (or end of input) raises
+``help`` lists the syntax, ``quit`` (or end of input, or Ctrl-C) raises
 ``GameStopped``.
 """
 
@@ -60,7 +60,7 @@ the far row (D2's side), column 0 your left (D1's side); L0 is the ground layer.
 class Terminal:
     """Where the person reads and types: a rich console and a line reader.
 
-    End of input counts as ``quit``. ``read`` defaults to the console's
+    End of input and Ctrl-C count as ``quit``. ``read`` defaults to the console's
     ``input``; tests may pass another.
     """
 
@@ -82,7 +82,7 @@ class Terminal:
     def ask(self, prompt: str) -> str:
         try:
             return self._read(prompt).strip()
-        except EOFError:
+        except (EOFError, KeyboardInterrupt):
             return "quit"
 
 

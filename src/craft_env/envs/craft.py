@@ -92,7 +92,10 @@ AGENTS = (*DIRECTORS, BUILDER)
 # cycle (a later director hears the earlier ones) and the speaking order is shuffled each turn.
 # ``parallel_env()`` is this game's Parallel form.
 METADATA = {
-    "name": "craft_v0", "render_modes": ["human", "ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 2
+    "name": "craft_v0",
+    "render_modes": ["human", "ansi", "rgb_array"],
+    "is_parallelizable": False,
+    "render_fps": 2,
 }
 
 

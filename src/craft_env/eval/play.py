@@ -86,13 +86,14 @@ def play(settings: RunSettings, terminal: Terminal | None = None) -> dict[str, A
         "out": settings.out,
     }
     if last and last.get("failed"):
-        terminal.say(f"Last move: {last.get('move') or last['builder'].get('sent')} failed: {last.get('reason')}",
-                     "bold red")
+        move = last.get("move") or last["builder"].get("sent")
+        terminal.say(f"Last move: {move} failed: {last.get('reason')}", "bold red")
+    played = f"{result['turns']} turn{'' if result['turns'] == 1 else 's'}"
     if game.status == "done":
         progress = result["metrics"].get("progress", 0.0)
         ending = "structure complete" if result["completed"] else "out of turns"
-        terminal.say(f"Game over after {result['turns']} turns: {ending}, progress {progress:.3f}.", "bold")
+        terminal.say(f"Game over after {played}: {ending}, progress {progress:.3f}.", "bold")
     else:
-        terminal.say(f"Game stopped after {result['turns']} turns.", "bold")
+        terminal.say(f"Game stopped after {played}.", "bold")
     terminal.say(f"Logged in {settings.out} (craft-env report {settings.out}).")
     return result

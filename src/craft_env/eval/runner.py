@@ -331,9 +331,8 @@ async def play_game(
         return _game_errored(run_log, spec, attempt, u.turn, total + turn_usage, str(error), error.error_type)
     except GameStopped as stop:
         usage = total + turn_usage
-        run_log.game_event(
-            "stopped", spec.index, spec.structure_id, attempt, u.turn, reason=str(stop), **_usage_fields(usage)
-        )
+        fields = {"reason": str(stop), **_usage_fields(usage)}
+        run_log.game_event("stopped", spec.index, spec.structure_id, attempt, u.turn, **fields)
         return GameResult(spec, "stopped", u.turn, usage=usage, error=str(stop))
     except Exception as error:  # a bug must not take the other games down; it is logged and counted
         log.exception("game %s run %d crashed", spec.structure_id, spec.run)
