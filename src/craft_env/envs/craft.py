@@ -82,7 +82,11 @@ from craft_env.envs import render as drawing
 from craft_env.envs.config import SEATS, make_config
 from craft_env.envs.game import NUM_DIRECTORS, CraftGame
 from craft_env.envs.textobs import (
-    TEXT_CHARSET, TEXT_MAX_LENGTH, builder_text, conversation_lines, director_text,
+    TEXT_CHARSET,
+    TEXT_MAX_LENGTH,
+    builder_text,
+    conversation_lines,
+    director_text,
 )
 
 DIRECTORS = tuple(f"director_{k + 1}" for k in range(NUM_DIRECTORS))
