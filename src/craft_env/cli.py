@@ -6,6 +6,8 @@
 * ``craft-env report DIR [DIR...]``: the tables and plots from logs alone.
 * ``craft-env generate --n 100 --seed 0 -o structures.json``: structures in
   the paper's JSON format.
+* ``craft-env replay DIR [DIR...] -o replay.html``: every game in one HTML page.
+* ``craft-env transcript DIR --game ID``: one game as a Markdown table.
 """
 
 from __future__ import annotations
@@ -103,6 +105,15 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "-o", "--output", default="structures.json", help="output file (default structures.json)"
     )
+    replay = commands.add_parser("replay", help="every logged game in one self-contained HTML page")
+    replay.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
+    replay.add_argument("-o", "--output", default="replay.html", help="HTML file to write (default replay.html)")
+
+    transcript = commands.add_parser("transcript", help="one game turn by turn as Markdown (paper Table 11)")
+    transcript.add_argument("dir", metavar="DIR", help="an output directory of craft-env run (or a run_<k>)")
+    transcript.add_argument("--game", required=True, metavar="ID", help="structure id or index, e.g. eval_003, 2, run_2/eval_003")
+    transcript.add_argument("--turns", metavar="A-B", help="only turns A to B (e.g. 5-9, or 7)")
+    transcript.add_argument("-o", "--output", help="write the Markdown here instead of printing it")
     return parser
 
 
@@ -205,7 +216,33 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "generate": cmd_generate}
+def cmd_replay(args: argparse.Namespace) -> int:
+    from craft_env.eval.replay import write_replay
+
+    path, games = write_replay(args.dirs, args.output)
+    print(f"Wrote {games} game(s) to {path}")
+    return 0
+
+
+def cmd_transcript(args: argparse.Namespace) -> int:
+    from craft_env.eval.transcript import game_transcript
+
+    text = game_transcript(args.dir, args.game, args.turns)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"Wrote {args.output}")
+    else:
+        print(text, end="")
+    return 0
+
+
+COMMANDS = {
+    "run": cmd_run,
+    "report": cmd_report,
+    "generate": cmd_generate,
+    "replay": cmd_replay,
+    "transcript": cmd_transcript,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
