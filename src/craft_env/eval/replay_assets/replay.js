@@ -377,7 +377,7 @@
       outcome.className = "failed";
       outcome.textContent = "failed: " + (turn.reason || "no reason logged");
     } else {
-      outcome.className = "legal";
+      outcome.className = turn.optimal ? "legal" : "legal suboptimal";
       outcome.textContent = "legal, " + (turn.optimal ? "optimal" : "not optimal") +
         (turn.followed_oracle ? ", an oracle candidate" : "");
     }
@@ -406,7 +406,7 @@
   function renderGame(g, t) {
     const game = GAMES[g];
     const turn = t >= 1 ? game.turns[t - 1] : null;
-    $("game-title").textContent = game.sid + " \u00b7 " + game.run + " \u00b7 game " + g + " of " + GAMES.length;
+    $("game-title").textContent = game.sid + " \u00b7 " + game.run + " \u00b7 game #" + g + " (of 0\u2013" + (GAMES.length - 1) + ")";
     const f = game.final;
     $("game-sub").textContent = [game.condition, game.complexity, game.status,
       "final progress " + fmt(f.progress), "IoU " + fmt(f.iou), game.completed ? "completed" : "not completed"]
