@@ -71,7 +71,8 @@ def test_every_turn_is_rebuilt_from_the_log(run_dir):
             if k + 1 < len(turns):
                 after = Structure.from_dict(turns[k + 1]["structure_before"])
             else:
-                after = Structure.from_dict(line["structure_before"]).apply(Move.from_dict(line["move_attempted"]))
+                before = Structure.from_dict(line["structure_before"])
+                after = before.apply(Move.from_dict(line["move_attempted"]))
             assert record["after"] == board_boxes(after)
         target = targets[game["index"]]
         assert game["target"] == board_boxes(target)
@@ -152,6 +153,8 @@ def test_logs_missing_optional_fields_still_replay(run_dir, tmp_path):
         line["attempt"] = 2
     unfinished.append({**unfinished[0], "kind": "game", "event": "errored", "error": "timeout", "attempt": 2})
     lines = [line for line in lines if line["structure_index"] != 0 or line["kind"] == "turn"] + unfinished
+    last_turn = [line for line in lines if line["kind"] == "turn" and line["structure_index"] == 2][-1]
+    del last_turn["progress_data"]  # the final metrics then come from the done marker
     _write_lines(out, lines)
     data = replay_data([out])  # no config.json: the bundled set and unknown models
     status = {g["sid"]: g for g in data["games"]}
@@ -159,6 +162,8 @@ def test_logs_missing_optional_fields_still_replay(run_dir, tmp_path):
     assert len(status["eval_001"]["turns"]) == 1
     done = status["eval_003"]
     assert done["status"] == "done" and done["turns"][0]["oracle"] is None
+    marker = next(line for line in lines if line.get("event") == "done" and line["structure_index"] == 2)
+    assert done["final"]["progress"] == marker["final"]["progress"] and done["turns"][-1]["m"] == {}
     assert done["turns"][0]["dirs"][0]["think"] is None and "distance" not in done["turns"][0]["m"]
     assert "?" in done["condition"]
     render_html(data)
@@ -174,12 +179,13 @@ def test_cli_replay_writes_the_page(run_dir, tmp_path, capsys):
 
 
 def test_sixty_long_games_fit_in_five_megabytes(run_dir, tmp_path):
-    """3 runs x 20 games x 20 turns with model-length texts (turns replicated from a real log) stay under 5 MB."""
+    """3 runs x 20 games x 20 turns with model-length texts (turns copied from a real log) stay under 5 MB."""
     out = tmp_path / "big"
     source = [line for line in _log_lines(run_dir) if line["structure_index"] == 2]
     start, done = source[0], source[-1]
     turns = [line for line in source if line["kind"] == "turn"]
-    think, message = "I compare my wall with the board, slot by slot, layer by layer. " * 10, "Please place " * 20
+    think = "I compare my wall with the board, slot by slot, layer by layer. " * 10
+    message = "Please place " * 20
     for run in (1, 2, 3):
         lines = []
         for index in range(20):
@@ -205,7 +211,8 @@ def test_transcript_follows_the_paper_table(run_dir, capsys):
     text = game_transcript(run_dir, "eval_003", "2-3")
     rows = [row for row in text.splitlines() if re.match(r"\| T\d", row)]
     assert [row.split(" | ")[0] for row in rows] == ["| T2", "| T3"]
-    assert text.splitlines()[4] == "| Turn | Oracle (top move) | Director messages | Builder move and outcome | Progress |"
+    header = "| Turn | Oracle (top move) | Director messages | Builder move and outcome | Progress |"
+    assert text.splitlines()[4] == header
     for row, line in zip(rows, lines[1:3]):
         cells = row.split(" | ")
         assert cells[1] == str(Move.from_dict(line["oracle_moves"][0]))

@@ -19,7 +19,7 @@ import pytest
 
 from craft_env.cli import main
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (the test extra)")
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -54,7 +54,8 @@ def page(tmp_path_factory) -> tuple[Path, list[list[dict]]]:
     second["director_responses"][0]["message"] = SCRIPT_MESSAGE
     second["director_responses"][1]["message"] = FLAG_MESSAGE
     second["director_responses"][2]["think"] = BREAKOUT
-    third.update(legal=False, failed=True, executed=False, reason=FAILURE, optimal=False, followed_oracle=False)
+    third.update(legal=False, failed=True, executed=False, reason=FAILURE)
+    third.update(optimal=False, followed_oracle=False)
     third.update(move="remove (1,0) L0", move_attempted={"action": "remove", "position": "(1,0)", "layer": 0})
     log_path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     html = root / "replay.html"
@@ -66,7 +67,7 @@ def page(tmp_path_factory) -> tuple[Path, list[list[dict]]]:
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     if not CHROMIUM or not CHROMEDRIVER:
-        pytest.skip("Chromium and chromedriver are not installed (apt-get install -y chromium chromium-driver)")
+        pytest.skip("Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in FLAGS:
@@ -130,7 +131,8 @@ def test_replay_in_chromium(page, browser, tmp_path):
     browser.get(url + "#g=0&t=2")
     conversation = _text(browser, "conversation")
     assert SCRIPT_MESSAGE in conversation and FLAG_MESSAGE in conversation
-    browser.find_elements(By.CSS_SELECTOR, "#conversation .director")[2].find_element(By.TAG_NAME, "summary").click()
+    third_director = browser.find_elements(By.CSS_SELECTOR, "#conversation .director")[2]
+    third_director.find_element(By.TAG_NAME, "summary").click()
     assert BREAKOUT in _text(browser, "conversation")
     assert browser.find_elements(By.TAG_NAME, "img") == []
     assert browser.execute_script("return window.__pwned === undefined")

@@ -107,11 +107,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     replay = commands.add_parser("replay", help="every logged game in one self-contained HTML page")
     replay.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
-    replay.add_argument("-o", "--output", default="replay.html", help="HTML file to write (default replay.html)")
+    replay.add_argument("-o", "--output", default="replay.html", help="the HTML file (default replay.html)")
 
     transcript = commands.add_parser("transcript", help="one game turn by turn as Markdown (paper Table 11)")
     transcript.add_argument("dir", metavar="DIR", help="an output directory of craft-env run (or a run_<k>)")
-    transcript.add_argument("--game", required=True, metavar="ID", help="structure id or index, e.g. eval_003, 2, run_2/eval_003")
+    transcript.add_argument(
+        "--game", required=True, metavar="ID", help="structure id or index: eval_003, 2, run_2/eval_003"
+    )
     transcript.add_argument("--turns", metavar="A-B", help="only turns A to B (e.g. 5-9, or 7)")
     transcript.add_argument("-o", "--output", help="write the Markdown here instead of printing it")
     return parser

@@ -25,6 +25,7 @@ import base64
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from craft_env.core.encoding import DEFAULT_HEIGHT, DEFAULT_N
 from craft_env.eval.jsonl import read_jsonl
 from craft_env.eval.logs import LOG_NAME, GameLog, read_games
 from craft_env.eval.report import _read_config, _run_dirs
@@ -153,7 +155,10 @@ class _Targets:
 
 
 def board_boxes(board: Any) -> list[list[int]]:
-    """The blocks of ``board`` as ``[i, j, layer, colour, i2, j2]`` (a large block once, ``(i2, j2)`` its other half)."""
+    """The blocks of ``board`` as ``[i, j, layer, colour, i2, j2]``.
+
+    A large block is listed once, ``(i2, j2)`` being its other half; a small one has ``(i2, j2) == (i, j)``.
+    """
     from craft_env.core.encoding import DIRECTION_OFFSETS, value_colour
 
     n = board.n
@@ -225,7 +230,7 @@ def _highlight(board: Any, move: Any) -> list[list[int]]:
 
 
 def _walls(target: Any) -> dict[str, Any]:
-    """Each director's view of the target: cells left to right and ``[colour, size]`` per slot, layer by layer."""
+    """Each director's view of the target: its cells left to right, ``[colour, size]`` per slot and layer."""
     from craft_env.core.encoding import COLOUR_NAMES, format_position
     from craft_env.core.views import DEFAULT_SEATS, SEAT_SIDES, seat_cells, seat_view
 
@@ -268,9 +273,21 @@ def _director(entry: Any) -> dict[str, Any]:
     }
 
 
-def _metrics(data: Any) -> dict[str, float]:
+def _numbers(data: Any, keys: tuple[str, ...]) -> dict[str, float]:
+    """The finite numbers of ``data`` under ``keys`` (missing or non-numeric values are left out)."""
     data = data if isinstance(data, dict) else {}
-    return {k: data[k] for k in TURN_METRICS if isinstance(data.get(k), (int, float))}
+    return {
+        k: data[k]
+        for k in keys
+        if isinstance(data.get(k), (int, float)) and not isinstance(data[k], bool) and math.isfinite(data[k])
+    }
+
+
+def _final(game: GameLog) -> dict[str, Any]:
+    """``table.final_metrics``, tolerating a last turn without ``progress_data``."""
+    if game.turns and not isinstance(game.turns[-1].get("progress_data"), dict):
+        return dict((game.marker or {}).get("final") or {})
+    return final_metrics(game)
 
 
 def _turn_record(turn: dict[str, Any], after: Any) -> dict[str, Any]:
@@ -298,7 +315,7 @@ def _turn_record(turn: dict[str, Any], after: Any) -> dict[str, Any]:
         "optimal": optimal,
         "followed_oracle": bool(turn.get("followed_oracle")),
         "cat": classify(move, optimal, offered) if offered else None,
-        "m": _metrics(turn.get("progress_data")),
+        "m": _numbers(turn.get("progress_data"), TURN_METRICS),
     }
 
 
@@ -326,7 +343,7 @@ def game_record(run: RunGames, game: GameLog, target: Any) -> dict[str, Any]:
         if after is None:
             after = _apply(boards[k], turn.get("move_attempted")) if turn.get("executed") else boards[k]
         records.append(_turn_record(turn, after))
-    final = final_metrics(game) if (turns or game.marker) else {}
+    final = _numbers(_final(game), METRICS + ("voxel_iou",))
     legal = [t.get("legal") for t in turns if t.get("legal") is not None]
     start = boards[0] if boards else None
     shape_of = target if target is not None else start
@@ -343,10 +360,10 @@ def game_record(run: RunGames, game: GameLog, target: Any) -> dict[str, Any]:
         "status": game.status,
         "error": _text(marker.get("error")) if game.status == "errored" else None,
         "completed": bool(completed),
-        "final": {k: final[k] for k in METRICS if isinstance(final.get(k), (int, float))},
+        "final": {k: final[k] for k in METRICS if k in final},
         "fail": (sum(1 for x in legal if not x) / len(legal)) if legal else None,
-        "n": shape_of.n if shape_of is not None else 3,
-        "h": shape_of.height if shape_of is not None else 3,
+        "n": shape_of.n if shape_of is not None else DEFAULT_N,
+        "h": shape_of.height if shape_of is not None else DEFAULT_HEIGHT,
         "target": board_boxes(target) if target is not None else None,
         "walls": _walls(target) if target is not None else None,
         "hidden": _hidden(shape_of),
@@ -366,7 +383,7 @@ def _hidden(structure: Any) -> list[list[int]]:
 def replay_data(paths: list[str | os.PathLike]) -> dict[str, Any]:
     """The page's data: colours and every game of the runs under ``paths``."""
     targets = _Targets()
-    games = [game_record(run, game, targets.get(run.config, game)) for run in load_runs(paths) for game in run.games]
+    games = [game_record(run, g, targets.get(run.config, g)) for run in load_runs(paths) for g in run.games]
     return {"colours": block_colours(), "games": games}
 
 
@@ -405,20 +422,9 @@ def render_html(data: dict[str, Any], title: str = "CRAFT replay") -> str:
         "TITLE": escape(title),
         "STYLE": style,
         "SCRIPT": script,
-        "DATA": json_for_html(_finite(data)),
+        "DATA": json_for_html(data),
     }
     return _SLOT.sub(lambda match: values[match.group(1)], _asset("replay.html"))
-
-
-def _finite(value: Any) -> Any:
-    """JSON-safe copy: NaN and infinities become ``None``."""
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def write_replay(paths: list[str | os.PathLike], output: str | os.PathLike) -> tuple[Path, int]:

@@ -35,7 +35,7 @@ def parse_turns(text: str | None) -> tuple[int, int] | None:
 
 
 def find_game(runs: list[RunGames], game_id: str) -> tuple[RunGames, GameLog]:
-    """The game named ``game_id``: a structure id or index, optionally prefixed ``run_K/`` (default: first run)."""
+    """The game named ``game_id``: a structure id or index, maybe after ``run_K/`` (else the first run)."""
     match = _GAME_RE.match(game_id.strip())
     run_number = int(match.group(1)) if match and match.group(1) else None
     name = match.group(2) if match else game_id
