@@ -15,8 +15,9 @@ inserts every logged text with ``textContent``; a Content-Security-Policy
 meta allows only the page's own script and style (by hash) and ``data:``
 images, so nothing can be fetched.
 
-Logs are read tolerantly: a missing optional field shows as absent, a turn
-whose board or move cannot be read keeps the previous board.
+Logs are read tolerantly: a missing optional field shows as absent, and a
+board that cannot be read (nor rebuilt from the one before and the move) is
+shown as missing.
 """
 
 from __future__ import annotations
