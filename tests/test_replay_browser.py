@@ -36,7 +36,7 @@ FAILURE = "Cannot remove layer 0 at (1,0)"
 FLAGS = (
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--window-size=1280,960",
+    "--disable-dev-shm-usage", "--window-size=1280,960",
 )
 
 
