@@ -20,7 +20,7 @@ from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.generator import generate_array, generate_with_scratch
 from craft_env.core.intents import fill_director_mask, intent_table
 from craft_env.core.metrics import fill_scores
-from craft_env.core.oracle import distance, fill_keep_levels, fill_optimal_mask, optimal_from_keep
+from craft_env.core.oracle import distance_arrays, fill_keep_levels, fill_optimal_mask, optimal_from_keep
 from craft_env.core.rules import apply_action_inplace, check_action, fill_legal_mask
 from craft_env.core.starts import STARTS, fill_start, start_board
 from craft_env.core.views import seat_cell_indices
@@ -146,7 +146,7 @@ def test_scores_and_distances_equal_single_board(low_threshold, case):
     expected_scores = np.empty((size, 5), np.float64)
     for b in range(size):
         fill_scores(boards[b], targets[b], n, VALUE_TO_CODE_INDEX, expected_scores[b])
-    expected_distances = np.array([distance(boards[b], targets[b], n) for b in range(size)])
+    expected_distances = np.array([distance_arrays(boards[b], targets[b], n) for b in range(size)])
     scores, distances = batch.scores_and_distances(boards, targets)
     assert np.array_equal(scores, expected_scores)
     assert np.array_equal(distances, expected_distances)
@@ -225,7 +225,7 @@ def test_wrappers_across_the_real_thresholds():
                 assert np.array_equal(masks, optimal[:size]) and np.array_equal(got, counts[:size])
             else:
                 _, distances = batch.scores_and_distances(part, goal)
-                assert distances.tolist() == [distance(part[b], goal[b], 3) for b in range(size)]
+                assert distances.tolist() == [distance_arrays(part[b], goal[b], 3) for b in range(size)]
 
 
 # -------------------------------------------- scratch-taking core kernels used per row

@@ -1,4 +1,4 @@
-"""The paper's metrics (SPEC section 7) as a numba kernel, plus the Python view.
+"""The paper's metrics (SPEC section 7): a numba kernel on arrays and ``score`` on ``Structure`` objects.
 
 The paper's IoU and position accuracy compare *sets* of block codes per cell:
 layer order and repeats are ignored. That is deliberate (results must be
@@ -15,6 +15,9 @@ Strictness and edge cases (ours, documented in docs/metrics.md):
 * An empty target has ``completion`` 1 when the board is empty too, else 0;
   two empty boards have ``voxel_iou`` 1. ``iou`` keeps the paper's rule
   (0 when the union is empty).
+
+``score(current, target)`` (the public ``craft_env.metrics.score``) returns
+all five, ``progress`` being the paper's headline number.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from craft_env.core.board import Structure
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX
 
 METRIC_NAMES = ("iou", "completion", "position_accuracy", "progress", "voxel_iou")
@@ -80,7 +84,13 @@ def fill_scores(current, target, n, code_of, out):
     out[4] = voxel_both / voxel_either if voxel_either > 0 else 1.0
 
 
-def score_arrays(current: np.ndarray, target: np.ndarray, n: int) -> dict[str, float]:
-    out = np.empty(5, np.float64)
-    fill_scores(current, target, n, VALUE_TO_CODE_INDEX, out)
+def score(current: Structure, target: Structure) -> dict[str, float]:
+    """All five metrics of ``current`` against ``target``, each in [0, 1]."""
+    if current.n != target.n or current.height != target.height:
+        raise ValueError(
+            f"target: size {target.n}x{target.n}x{target.height} differs from the current board's "
+            f"{current.n}x{current.n}x{current.height}"
+        )
+    out = np.empty(len(METRIC_NAMES), np.float64)
+    fill_scores(current.array, target.array, current.n, VALUE_TO_CODE_INDEX, out)
     return dict(zip(METRIC_NAMES, out.tolist()))
