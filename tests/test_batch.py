@@ -22,7 +22,7 @@ from craft_env.core.intents import fill_director_mask, intent_table
 from craft_env.core.metrics import fill_scores
 from craft_env.core.oracle import distance_arrays, fill_keep_levels, fill_optimal_mask, optimal_from_keep
 from craft_env.core.rules import apply_action_inplace, check_action, fill_legal_mask
-from craft_env.core.starts import STARTS, fill_start, start_board
+from craft_env.core.starts import STARTS, fill_start
 from craft_env.core.views import seat_cell_indices
 
 SEATS = ("D1", "D2", "D3")
@@ -30,6 +30,13 @@ BATCH_SIZES = (1, 2, 7, 8, 9, 40)
 LOW_THRESHOLD = 8
 
 
+
+def start_board(target: np.ndarray, n: int, start: str) -> np.ndarray:
+    """Start ``start`` (one of ``STARTS``) of ``target``, from zeroed scratch into a new array."""
+    walls = np.stack([seat_cell_indices(seat, n) for seat in SEATS])
+    board = np.zeros_like(target)
+    fill_start(target, n, STARTS.index(start), walls, np.zeros(n * n, np.int8), board)
+    return board
 def random_walk(board: np.ndarray, n: int, rng: np.random.Generator, steps: int, remove_bias: bool) -> np.ndarray:
     """Play ``steps`` random legal moves on a copy of ``board`` with the single-board kernels."""
     table = action_table(n)
