@@ -1,6 +1,6 @@
 """Pictures of a board: an isometric RGB image, a plain-text panel, a PNG writer.
 
-This is the viewer (DESIGN.md: the generator, the rules, the per-agent view
+This is the viewer (the generator, the rules, the per-agent view
 and the rendering are separate things). It reads a ``Structure`` (or its
 int8 cell-value array, see ``craft_env.core.encoding``) and never changes it.
 Only numpy and the standard library are used.

@@ -1,4 +1,4 @@
-"""The paper's metrics (SPEC section 7): a numba kernel on arrays and ``score`` on ``Structure`` objects.
+"""The paper's metrics (``docs/rules.md#metrics``): a numba kernel, and ``score`` on ``Structure``s.
 
 The paper's IoU and position accuracy compare *sets* of block codes per cell:
 layer order and repeats are ignored. That is deliberate (results must be
@@ -6,7 +6,7 @@ comparable with the paper's Table 1); ``voxel_iou`` is our strict variant.
 Cell sets are 10-bit masks over block-code indices, so set operations are
 bit operations.
 
-Strictness and edge cases (ours, documented in docs/metrics.md):
+Strictness and edge cases (ours, documented in ``docs/rules.md#metrics``):
 
 * ``voxel_iou`` counts a position as shared only when both boards hold the
   same block there: same code *and*, for a large block, the same partner.

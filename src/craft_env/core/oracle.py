@@ -1,4 +1,4 @@
-"""The exact oracle of SPEC section 6: numba kernels on arrays, then the ``Structure`` API.
+"""The exact oracle (``docs/rules.md#oracle``): numba kernels on arrays, then the ``Structure`` API.
 
 Keep levels
     For each cell, the longest bottom prefix of the current stack equal to

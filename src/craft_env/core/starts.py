@@ -1,4 +1,4 @@
-"""Partial starting boards (SPEC section 8): a target cut down to what one rule keeps.
+"""Partial starting boards (``docs/rules.md#turns-and-starting-boards``): a target cut down by one rule.
 
 Each start keeps a bottom prefix of every target stack and then, like the
 oracle's keep levels, lowers prefixes until no large block has one half kept
