@@ -84,6 +84,13 @@ def fill_scores(current, target, n, code_of, out):
     out[4] = voxel_both / voxel_either if voxel_either > 0 else 1.0
 
 
+def score_arrays(current: np.ndarray, target: np.ndarray, n: int) -> dict[str, float]:
+    """``score`` on two board arrays of side ``n`` (no checks: the caller's arrays match)."""
+    out = np.empty(len(METRIC_NAMES), np.float64)
+    fill_scores(current, target, n, VALUE_TO_CODE_INDEX, out)
+    return dict(zip(METRIC_NAMES, out.tolist()))
+
+
 def score(current: Structure, target: Structure) -> dict[str, float]:
     """All five metrics of ``current`` against ``target``, each in [0, 1]."""
     if current.n != target.n or current.height != target.height:
@@ -91,6 +98,4 @@ def score(current: Structure, target: Structure) -> dict[str, float]:
             f"target: size {target.n}x{target.n}x{target.height} differs from the current board's "
             f"{current.n}x{current.n}x{current.height}"
         )
-    out = np.empty(len(METRIC_NAMES), np.float64)
-    fill_scores(current.array, target.array, current.n, VALUE_TO_CODE_INDEX, out)
-    return dict(zip(METRIC_NAMES, out.tolist()))
+    return score_arrays(current.array, target.array, current.n)
