@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from craft_env.core.board import Structure
+from craft_env.core.encoding import check_size
 from craft_env.core.starts import STARTS
+from craft_env.datasets import load_eval_set
 
 MESSAGE_MODES = ("intent", "text")
 DIRECTOR_SEES = ("full", "walls")
@@ -61,8 +63,6 @@ def make_config(
     """Check every setting and build an ``EnvConfig``; ``ValueError`` names the bad field."""
     if structure is not None and not isinstance(structure, Structure):
         if _is_int(structure):
-            from craft_env.datasets import load_eval_set
-
             bundled = load_eval_set()
             if not 0 <= structure < len(bundled):
                 raise ValueError(
@@ -110,8 +110,6 @@ def make_config(
         raise ValueError(f"render_mode: must be None or one of {', '.join(RENDER_MODES)}, got {render_mode!r}")
     if not isinstance(render_target, bool):
         raise ValueError(f"render_target: must be a bool, got {render_target!r}")
-    from craft_env.core.encoding import check_size
-
     check_size(n, height)
     return EnvConfig(
         structure=structure,
