@@ -32,6 +32,9 @@ _RESUMABLE = {
     "director_order": "director-order",
     "temperature": "temperature",
     "max_tokens": "max-tokens",
+    "protocol": "protocol",
+    "builder_tools": "builder-tools",
+    "max_tool_calls": "max-tool-calls",
 }
 _DEFAULTS = {
     "director_model": "scripted",
@@ -43,6 +46,8 @@ _DEFAULTS = {
     "start": "empty",
     "seed": 0,
     "director_order": "random",
+    "dataset": "paper",
+    "protocol": "craft",
 }
 
 
@@ -61,8 +66,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--api-base", help="base URL passed to litellm for both roles (e.g. a local server)")
     run.add_argument("--structures", help="'all' (default) or comma-separated indices, e.g. 0,3,7")
     run.add_argument(
-        "--dataset", help="a structures JSON file in the paper's format (default: the bundled set)"
+        "--dataset",
+        help="'paper' (default: the paper's 20), 'craft' (our generated 20) or a structures JSON file",
     )
+    run.add_argument("--protocol", choices=("craft", "paper"), help="rules of play (default craft)")
+    run.add_argument(
+        "--builder-tools", action="store_true", default=None, help="give the builder the simulate_move tool"
+    )
+    run.add_argument("--max-tool-calls", type=int, help="simulate_move calls per builder turn (default 3)")
     run.add_argument("--runs", type=int, help="independent runs of every structure (default 1)")
     run.add_argument("--turns", type=int, help="turns per game (default 20)")
     run.add_argument(

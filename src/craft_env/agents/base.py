@@ -60,7 +60,9 @@ class AgentContext:
     ``candidates`` is the oracle's shortlist shown to the builder (``None``
     without the oracle condition, and always ``None`` for directors).
     ``structure_index`` and ``run`` identify the game (they fix a director's
-    archetype); ``turn`` is 1-based.
+    archetype); ``turn`` is 1-based. ``protocol`` names the rules of play
+    (``core.protocol``); ``tool`` is the builder's ``simulate_move`` tool
+    (``agents.tools``), ``None`` without the tool condition.
     """
 
     agent: str
@@ -74,6 +76,8 @@ class AgentContext:
     run: int = 1
     candidates: tuple[Move, ...] | None = None
     archetype: str | None = None
+    protocol: str = "craft"
+    tool: Any = None
 
     @property
     def n(self) -> int:

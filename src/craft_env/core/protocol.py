@@ -119,3 +119,27 @@ def protocol_action_mask(protocol: Protocol, n: int) -> np.ndarray:
     if protocol.hidden_span_ban:
         mask[_hidden_span_actions(n)] = 0
     return mask
+
+
+def buildable(structure, protocol: Protocol) -> bool:
+    """Whether ``protocol``'s own rules can build the target ``structure`` at all.
+
+    Under ``hidden_span_ban`` a target with a large block touching a hidden
+    cell can never be finished (14 of the paper's 20); every other target is
+    buildable layer by layer (``docs/rules.md``).
+    """
+    if not protocol.hidden_span_ban:
+        return True
+    n = structure.n
+    hidden = set(hidden_cells(n))
+    for (i, j), stack in structure.stacks().items():
+        if (i, j) in hidden and any(code.endswith("l") for code in stack):
+            return False
+    return True
+
+
+def is_completed(protocol: Protocol, progress: float, board_equals_target: bool) -> bool:
+    """A game counts as completed: the board equals the target, or (``complete_at``) progress reached it."""
+    if protocol.complete_at is not None:
+        return progress >= protocol.complete_at
+    return board_equals_target

@@ -47,7 +47,12 @@ class RunResult:
     row: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.row = table_row(self.games, self.errored)
+        self.row = table_row(self.games, self.errored, self.protocol)
+        self.row["unbuildable"] = unbuildable_targets(self.config, self.games)
+
+    @property
+    def protocol(self) -> str:
+        return str(self.config.get("protocol", "craft"))
 
     @property
     def director_model(self) -> str:
@@ -61,6 +66,22 @@ class RunResult:
     def oracle(self) -> str:
         n = self.config.get("oracle_n")
         return "?" if n is None else (str(n) if n else "off")
+
+
+def unbuildable_targets(config: dict[str, Any], games: list[GameLog]) -> int | None:
+    """How many of the games' targets the run's protocol cannot build (``None`` if the set is unreadable)."""
+    from craft_env.core.protocol import buildable, get_protocol
+    from craft_env.datasets import load_dataset
+
+    try:
+        rules = get_protocol(config.get("protocol", "craft"))
+        if not rules.hidden_span_ban:
+            return 0
+        structures = load_dataset(config.get("dataset") or "craft")
+    except (OSError, ValueError):
+        return None
+    indices = sorted({g.structure_index for g in games})
+    return sum(1 for i in indices if i < len(structures) and not buildable(structures[i], rules))
 
 
 def _read_config(out: Path) -> dict[str, Any]:
@@ -140,13 +161,17 @@ def table1_cells(result: RunResult) -> list[str]:
 
 def extras_cells(result: RunResult) -> list[str]:
     row = result.row
+    unbuildable = row.get("unbuildable")
     return [
+        result.protocol,
         str(row["games"]),
         str(row["errored"]),
         _num(row["completed"]),
         f"{row['mean_turns']:.1f}" if not math.isnan(row["mean_turns"]) else "n/a",
+        "?" if unbuildable is None else str(unbuildable),
         _num(row["followed_oracle"]),
         _num(row["remove_prescribed"]),
+        _num(row["tool_calls_per_turn"]),
         str(row["calls"]),
         str(row["prompt_tokens"] + row["completion_tokens"]),
         f"{row['cost']:.4f}",
@@ -161,12 +186,15 @@ def taxonomy_cells(result: RunResult) -> list[str]:
 TABLE1_HEADERS = ["Run", "Directors", "Builder", "Oracle", *[name for name, _ in TABLE1], "REMOVE", "Gap"]
 EXTRAS_HEADERS = [
     "Run",
+    "Protocol",
     "Games",
     "Errored",
     "Completed",
     "Turns/game",
+    "Unbuildable",
     "Oracle followed",
     "Remove prescribed",
+    "Tool calls/turn",
     "Calls",
     "Tokens",
     "Cost ($)",
@@ -201,7 +229,10 @@ def markdown(results: list[RunResult]) -> str:
         "Prog. is the mean of Comp., Pos. Acc. and IoU (the paper's set-based metrics). Fail is the "
         "per-game rate of turns whose move failed. REMOVE is the rate of turns with an attempted "
         "removal, Gap that rate minus the rate of turns where the oracle prescribed one (signed; "
-        "positive: over-removal). Errored games are left out of every number and counted apart.",
+        "positive: over-removal). Errored games are left out of every number and counted apart. "
+        "Completed follows each run's protocol (craft: board == target; paper: progress >= 0.95); "
+        "Unbuildable counts the games' targets that the protocol's own rules cannot finish (paper: a "
+        "large block touching a hidden cell).",
         "",
     ]
     return "\n".join(lines)
@@ -250,6 +281,7 @@ def as_json(results: list[RunResult]) -> list[dict[str, Any]]:
             "director_model": r.director_model,
             "builder_model": r.builder_model,
             "oracle_n": r.config.get("oracle_n"),
+            "protocol": r.protocol,
             "pooled": r.pooled,
             **clean(r.row),
             "progress_curve": [clean(list(p)) for p in progress_curve(r.games, r.max_turns)],
