@@ -102,11 +102,21 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
     report = commands.add_parser("report", help="Table 1, extras, taxonomy and plots from run logs")
-    report.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
+    report.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="output directories of craft-env run, or paper result logs"
+    )
     report.add_argument(
         "--out", help="where to write report.md/report.json/plots (default: the DIR, or craft_report)"
     )
     report.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+    paper_in = commands.add_parser("import", help="paper result logs -> our run directory (replayed)")
+    paper_in.add_argument("path", help="a paper result JSON file or a directory of them")
+    paper_in.add_argument("-o", "--output", required=True, help="the run directory to write")
+    paper_out = commands.add_parser("export", help="a run directory -> the paper's result logs")
+    paper_out.add_argument("dir", help="an output directory of craft-env run")
+    paper_out.add_argument("--format", choices=("paper",), default="paper", help="log format (paper)")
+    paper_out.add_argument("-o", "--output", required=True, help="where to write the paper's directories")
 
     generate = commands.add_parser("generate", help="write generated structures in the paper's JSON format")
     generate.add_argument("--n", type=int, default=100, help="how many structures (default 100)")
@@ -216,7 +226,25 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "generate": cmd_generate}
+def cmd_import(args: argparse.Namespace) -> int:
+    from craft_env.eval.paperlogs import import_paper_logs
+
+    written = import_paper_logs(args.path, args.output)
+    print(f"Imported into {', '.join(str(p) for p in written)}; read with craft-env report.")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from craft_env.eval.paperlogs import export_paper_logs
+
+    written = export_paper_logs(args.dir, args.output)
+    print(f"Wrote {len(written)} game file(s) in the paper's format under {args.output}")
+    return 0
+
+
+COMMANDS = {
+    "run": cmd_run, "report": cmd_report, "generate": cmd_generate, "import": cmd_import, "export": cmd_export
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -106,9 +106,14 @@ def _run_dirs(path: Path) -> list[Path]:
 
 def load_results(paths: list[str | os.PathLike]) -> list[RunResult]:
     """Rows for every run under ``paths`` (plus a pooled row per directory with several runs)."""
+    from craft_env.eval.paperlogs import is_paper_log_path, paper_results
+
     results: list[RunResult] = []
     for raw in paths:
         path = Path(raw)
+        if is_paper_log_path(path):
+            results += paper_results(path)
+            continue
         if not path.is_dir():
             raise ValueError(f"report: {os.fspath(raw)!r} is not a directory")
         runs = _run_dirs(path)
@@ -218,12 +223,57 @@ def _tables(results: list[RunResult]) -> list[tuple[str, list[str], list[list[st
     ]
 
 
+def disagreements(results: list[RunResult]) -> list[dict[str, Any]]:
+    """Every place where a replayed log (``eval.paperlogs``) disagrees with what it logged."""
+    found = []
+    for result in results:
+        if result.pooled:
+            continue
+        for game in result.games:
+            found += (game.marker or {}).get("replay_disagreements") or []
+            for turn in game.turns:
+                found += turn.get("replay_disagreements") or []
+    return found
+
+
+def replayed_illegal(results: list[RunResult]) -> list[tuple[str, int, str, str]]:
+    """``(game, turn, move, reason)`` of every move of a replayed paper log that the protocol rejects."""
+    return [
+        (game.structure_id or "?", int(turn.get("turn_number", 0)), str(turn.get("move")), str(turn.get("reason")))
+        for result in results
+        if result.config.get("source") == "paper logs" and not result.pooled
+        for game in result.games
+        for turn in game.turns
+        if not turn.get("legal", True)
+    ]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
+    return (text if len(text) <= 120 else text[:117] + "...").replace("|", "\\|")
+
+
 def markdown(results: list[RunResult]) -> str:
-    """The report as Markdown (three tables and a legend)."""
+    """The report as Markdown (three tables, replay disagreements if any, and a legend)."""
     lines = ["# CRAFT report", ""]
     for title, headers, rows in _tables(results):
         lines += [f"## {title}", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         lines += ["| " + " | ".join(cells) + " |" for cells in rows]
+        lines.append("")
+    found = disagreements(results)
+    if found:
+        lines += [f"## Replay disagreements ({len(found)})", "", "| Game | Turn | Field | Logged | Replayed |",
+                  "|---|---|---|---|---|"]
+        lines += [
+            f"| {d['game']} | {d['turn']} | {d['field']} | {_short(d['logged'])} | {_short(d['replayed'])} |"
+            for d in found
+        ]
+        lines.append("")
+    illegal = replayed_illegal(results)
+    if illegal:
+        lines += [f"## Moves the protocol rejects in replayed logs ({len(illegal)})", "",
+                  "| Game | Turn | Move | Reason |", "|---|---|---|---|"]
+        lines += [f"| {g} | {t} | {m} | {_short(r)} |" for g, t, m, r in illegal]
         lines.append("")
     lines += [
         "Prog. is the mean of Comp., Pos. Acc. and IoU (the paper's set-based metrics). Fail is the "
@@ -295,10 +345,14 @@ def write_report(
 ) -> tuple[list[RunResult], Path]:
     """Load ``paths``; write ``report.md``, ``report.json`` and plots into ``out``; return rows, ``out``."""
     results = load_results(paths)
-    target = Path(out) if out is not None else (Path(paths[0]) if len(paths) == 1 else Path("craft_report"))
+    single = len(paths) == 1 and Path(paths[0]).is_dir()
+    target = Path(out) if out is not None else (Path(paths[0]) if single else Path("craft_report"))
     target.mkdir(parents=True, exist_ok=True)
     (target / "report.md").write_text(markdown(results), encoding="utf-8")
     (target / "report.json").write_text(json.dumps(as_json(results), indent=2) + "\n", encoding="utf-8")
+    found = disagreements(results)
+    if found:
+        (target / "disagreements.json").write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8")
     if plots:
         from craft_env.eval.plots import draw_plots
 
