@@ -122,6 +122,7 @@ class BuilderReply:
 
     ``followed`` is the seat(s) the builder says it followed; ``reason`` is
     set when the agent already knows its reply could not be understood.
+    ``tool_calls`` are the turn's ``simulate_move`` calls with their results.
     """
 
     action: int | str
@@ -130,6 +131,7 @@ class BuilderReply:
     raw: str | None = None
     reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
 
 @runtime_checkable

@@ -208,9 +208,16 @@ class LLMBuilder:
 
     async def act(self, context: AgentContext) -> BuilderReply:
         oracle = context.candidates is not None
-        messages = builder_messages(context.text, context.n, context.height, oracle, context.protocol)
-        with _registered(messages, context):
-            completion = await self.client.acomplete(messages)
+        budget = context.tool.max_calls if context.tool is not None else 0
+        messages = builder_messages(context.text, context.n, context.height, oracle, context.protocol, budget)
+        if context.tool is not None:
+            from craft_env.agents.tools import tool_loop
+
+            completion, usage = await tool_loop(self.client, messages, context)
+        else:
+            with _registered(messages, context):
+                completion = await self.client.acomplete(messages)
+            usage = _usage(completion)
         tolerant = get_protocol(context.protocol).tolerant_span
         action, followed, think, reason = builder_action(completion.text, context.n, context.height, tolerant)
         return BuilderReply(
@@ -219,5 +226,6 @@ class LLMBuilder:
             think=think,
             raw=clip(completion.text, MAX_RAW_CHARS),
             reason=reason,
-            usage=_usage(completion),
+            usage=usage,
+            tool_calls=tuple(context.tool.calls) if context.tool is not None else (),
         )

@@ -180,12 +180,25 @@ def director_messages(
     ]
 
 
+def tool_instructions(max_tool_calls: int) -> str:
+    """The builder's paragraph on the ``simulate_move`` tool (``agents.tools``)."""
+    return (
+        f"You have a tool, simulate_move, that tries a move on a copy of the board and tells you whether it "
+        f"is legal and how close to the target the board would be after it. You may call it at most "
+        f"{max_tool_calls} times this turn (try the moves the directors ask for), then answer with your "
+        "move as below. Never answer with a move the tool called illegal; ask a question instead."
+    )
+
+
 def builder_messages(
-    observation_text: str, n: int, height: int, oracle: bool, protocol: object = "craft"
+    observation_text: str, n: int, height: int, oracle: bool, protocol: object = "craft", max_tool_calls: int = 0
 ) -> list[dict[str, Any]]:
-    """The chat messages for a builder's turn."""
+    """The chat messages for a builder's turn (``max_tool_calls`` > 0: the tool condition)."""
+    system = builder_system_prompt(n, height, oracle, protocol)
+    if max_tool_calls:
+        system += "\n\n" + tool_instructions(max_tool_calls)
     return [
-        {"role": "system", "content": builder_system_prompt(n, height, oracle, protocol)},
+        {"role": "system", "content": system},
         {
             "role": "user",
             "content": observation_text.strip()

@@ -143,3 +143,32 @@ def is_completed(protocol: Protocol, progress: float, board_equals_target: bool)
     if protocol.complete_at is not None:
         return progress >= protocol.complete_at
     return board_equals_target
+
+
+def banned_reason(protocol: Protocol, move, n: int) -> str | None:
+    """Why ``protocol`` forbids ``move`` on every board (``protocol_action_mask``), or ``None``.
+
+    ``move`` is a ``core.moves.Move`` on the side-``n`` board; a move off the
+    board is left to the rules to reject.
+    """
+    if not protocol.hidden_span_ban or move.action != "place" or move.span_to is None:
+        return None
+    try:
+        action = move.to_action(n)
+    except ValueError:
+        return None
+    if not _hidden_span_actions(n)[action]:
+        return None
+    hidden = ", ".join(f"({i},{j})" for i, j in move.cells if (i, j) in hidden_cells(n))
+    return f"illegal under protocol {protocol.name}: a large block may not touch hidden cell {hidden}"
+
+
+def move_reason(board, move, protocol: Protocol) -> str | None:
+    """Why ``move`` is illegal on ``board`` (a ``Structure``) under ``protocol``: its ban, then the rules."""
+    if move.action == "noop":
+        return None
+    try:
+        move.to_action(board.n)
+    except ValueError as error:
+        return str(error)
+    return banned_reason(protocol, move, board.n) or board.check(move)

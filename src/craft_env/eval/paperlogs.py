@@ -41,8 +41,8 @@ from typing import Any
 from craft_env.core.board import Structure
 from craft_env.core.encoding import format_position, parse_position
 from craft_env.core.moves import Move
-from craft_env.core.protocol import Protocol, get_protocol, is_completed, protocol_action_mask
-from craft_env.core.views import hidden_cells, seat_cells
+from craft_env.core.protocol import Protocol, get_protocol, is_completed, move_reason
+from craft_env.core.views import seat_cells
 
 log = logging.getLogger(__name__)
 
@@ -95,20 +95,9 @@ class Replayer:
         self.target = target
         self.protocol = protocol
         self.board = board if board is not None else Structure.empty(target.n, target.height)
-        self.allowed = protocol_action_mask(protocol, target.n)
-
     def check(self, move: Move) -> str | None:
         """Why ``move`` is illegal now under the protocol, or ``None``."""
-        if move.action == "noop":
-            return None
-        try:
-            action = move.to_action(self.board.n)
-        except ValueError as error:
-            return str(error)
-        if not self.allowed[action]:
-            hidden = ", ".join(format_position(c) for c in move.cells if c in hidden_cells(self.board.n))
-            return f"illegal under protocol {self.protocol.name}: a large block may not touch hidden cell {hidden}"
-        return self.board.check(move)
+        return move_reason(self.board, move, self.protocol)
 
     def step(self, move: Move | None) -> Step:
         from craft_env import metrics, oracle

@@ -118,10 +118,18 @@ class AgentFactory:
         if model == "random":
             from craft_env.agents.random import RandomBuilder
 
-            return RandomBuilder(game_seed(spec.seed, spec.run, 0))
+            return self._with_tools(RandomBuilder(game_seed(spec.seed, spec.run, 0)))
         from craft_env.agents.scripted import ScriptedBuilder
 
-        return ScriptedBuilder()
+        return self._with_tools(ScriptedBuilder())
+
+    def _with_tools(self, builder: Any) -> Any:
+        """A built-in builder that also uses the ``simulate_move`` tool when the run gives it one."""
+        if not self.settings.builder_tools:
+            return builder
+        from craft_env.agents.tools import ToolBuilder
+
+        return ToolBuilder(builder)
 
 
 def _usage_fields(usage: Usage) -> dict[str, Any]:
@@ -179,6 +187,7 @@ def _turn_fields(
     }
     if builder.raw is not None:
         builder_entry["raw"] = builder.raw
+    tool_calls = [dict(call) for call in builder.tool_calls]
     metrics = dict(info["metrics"])
     metrics["distance"] = int(info["distance"])
     move = None if move_attempted is None else move_attempted.to_dict()
@@ -201,11 +210,13 @@ def _turn_fields(
         "remove_attempted": bool(info["remove_attempted"]),
         "progress_data": metrics,
         **_usage_fields(usage),
+        **({"tool_calls": tool_calls} if tool_calls else {}),
     }
 
 
 def _context(
-    env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turns: int, protocol: str = "craft"
+    env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turns: int, protocol: str = "craft",
+    max_tool_calls: int = 0,
 ) -> AgentContext:
     u = env.unwrapped
     seat = u.seat_of.get(agent)
@@ -225,7 +236,15 @@ def _context(
         candidates=candidates,
         archetype=archetype_of(protocol, spec.index, spec.run, seat) if seat else None,
         protocol=protocol,
+        tool=_tool(u, protocol, max_tool_calls) if agent == BUILDER and max_tool_calls else None,
     )
+
+
+def _tool(u: Any, protocol: str, max_tool_calls: int) -> Any:
+    """The builder's ``simulate_move`` tool for this turn (it scores against the target, as the paper's)."""
+    from craft_env.agents.tools import make_simulator
+
+    return make_simulator(u.board, u.game.target_structure(), protocol, max_tool_calls)
 
 
 def _game_errored(
@@ -293,7 +312,8 @@ async def play_game(
                 env.step(None)
                 continue
             obs = env.observe(agent)
-            context = _context(env, agent, obs, spec, settings.turns, settings.protocol)
+            tools = settings.max_tool_calls if settings.builder_tools else 0
+            context = _context(env, agent, obs, spec, settings.turns, settings.protocol, tools)
             if agent != BUILDER:
                 reply = await directors[context.seat].act(context)
                 env.step(reply.message)
