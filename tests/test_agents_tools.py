@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from dataclasses import dataclass
 
 from craft_env import Structure, load_eval_set
@@ -63,8 +64,14 @@ class _ToolHappyClient:
         self.offered.append(bool(tools))
         assert tools is None or tools == [TOOL_SCHEMA]
         if tools:
-            calls = tuple({"id": f"c{k}", "name": "simulate_move",
-                           "arguments": json.dumps({"move": "place ys (0,0) L0"})} for k in range(self.batch))
+            calls = tuple(
+                {
+                    "id": f"c{k}",
+                    "name": "simulate_move",
+                    "arguments": json.dumps({"move": "place ys (0,0) L0"}),
+                }
+                for k in range(self.batch)
+            )
             return _Reply("", calls)
         return _Reply("MOVE: place ys (0,0) L0\nFOLLOWED: D1")
 
@@ -83,8 +90,16 @@ def test_a_model_builder_gets_at_most_k_calls_then_must_answer():
 
 
 def _run(tmp_path, builder: str):
-    settings = RunSettings(out=str(tmp_path / builder.replace("/", "_")), builder_model=builder, director_model="scripted",
-                           structures=[0, 8], turns=4, oracle_n=0, builder_tools=True, max_tool_calls=2)
+    settings = RunSettings(
+        out=str(tmp_path / builder.replace("/", "_")),
+        builder_model=builder,
+        director_model="scripted",
+        structures=[0, 8],
+        turns=4,
+        oracle_n=0,
+        builder_tools=True,
+        max_tool_calls=2,
+    )
     run_benchmark(settings)
     return settings.out
 
@@ -97,7 +112,9 @@ def test_built_in_and_offline_model_builders_use_the_tool_and_the_log_keeps_ever
         assert turns and all(1 <= len(t["tool_calls"]) <= 2 for t in turns), builder
         assert all({"name", "arguments", "result"} <= set(c) for t in turns for c in t["tool_calls"])
         played = [t for t in turns if t["executed"]]
-        assert played and all(any(c["result"].get("move") == t["move"] for c in t["tool_calls"]) for t in played)
+        assert played and all(
+            any(c["result"].get("move") == t["move"] for c in t["tool_calls"]) for t in played
+        )
         (result,) = load_results([out])
         assert 1 <= result.row["tool_calls_per_turn"] <= 2
-        assert json.loads(open(f"{out}/config.json").read())["builder_tools"] is True
+        assert json.loads(Path(out, "config.json").read_text())["builder_tools"] is True

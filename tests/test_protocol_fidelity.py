@@ -39,8 +39,14 @@ from craft_env.eval.table import table_row
 PAPER_RUN3 = "SSK KAO SKC SAA AKC CKK ASC SSK SAO KKO COO ACK ACO SAO COC CCC SCK ACS KKS OCA"
 LETTER = {"A": "assertive", "C": "cautious", "O": "observant", "K": "skeptical", "S": "synthesizer"}
 # PAPER-PROTOCOL.md section 2: every paper target has a domino touching a hidden cell except these.
-PAPER_BUILDABLE_IDS = {"structure_008", "structure_009", "structure_011", "structure_015", "structure_017",
-                       "structure_019"}
+PAPER_BUILDABLE_IDS = {
+    "structure_008",
+    "structure_009",
+    "structure_011",
+    "structure_015",
+    "structure_017",
+    "structure_019",
+}
 
 
 # ------------------------------------------------------------------ bundled sets
@@ -86,7 +92,10 @@ def test_a_domino_into_a_hidden_cell_is_what_makes_a_target_unbuildable():
         {"structure": {"(1,0)": ["gl"], "(1,1)": ["gl"]}, "spans": {"0": [["(1,0)", "(1,1)"]]}}
     )
     visible = Structure.from_dict(
-        {"structure": {"(0,0)": ["gl"], "(1,0)": ["gl"], "(1,1)": ["rs"]}, "spans": {"0": [["(0,0)", "(1,0)"]]}}
+        {
+            "structure": {"(0,0)": ["gl"], "(1,0)": ["gl"], "(1,1)": ["rs"]},
+            "spans": {"0": [["(0,0)", "(1,0)"]]},
+        }
     )
     assert not buildable(hidden, PAPER) and buildable(hidden, CRAFT)
     assert buildable(visible, PAPER)
@@ -98,10 +107,21 @@ def test_completion_follows_the_protocol():
 
 
 def _game(index: int, progress: float, exact: bool) -> GameLog:
-    metrics = {"progress": progress, "completion": 1.0 if exact else 0.9, "voxel_iou": 1.0 if exact else 0.9,
-               "iou": progress, "position_accuracy": progress}
-    turn = {"progress_data": metrics, "legal": True, "remove_attempted": False, "remove_prescribed": False,
-            "followed_oracle": False, "oracle_moves": None}
+    metrics = {
+        "progress": progress,
+        "completion": 1.0 if exact else 0.9,
+        "voxel_iou": 1.0 if exact else 0.9,
+        "iou": progress,
+        "position_accuracy": progress,
+    }
+    turn = {
+        "progress_data": metrics,
+        "legal": True,
+        "remove_attempted": False,
+        "remove_prescribed": False,
+        "followed_oracle": False,
+        "oracle_moves": None,
+    }
     return GameLog(1, index, f"structure_{index + 1:03d}", "done", 1, 1, [turn])
 
 

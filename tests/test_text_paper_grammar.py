@@ -14,7 +14,12 @@ from craft_env.text.paper_grammar import read_paper_reply
 
 cells = st.tuples(st.integers(0, 2), st.integers(0, 2))
 layers = st.integers(0, 2)
-confirm = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=40)
+confirm = st.text(
+    st.characters(
+        blacklist_categories=("Cs",), blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+    ),
+    max_size=40,
+)
 
 
 def _neighbour(cell, step):
@@ -69,7 +74,9 @@ def test_a_small_block_with_a_span_is_tolerated_only_when_asked():
 
 
 def test_the_first_keyword_line_counts_and_other_replies_fall_through():
-    reply = parse_builder_reply("I will do it.\n**PLACE:bl:(1,0):1:(2,0):CONFIRM:D3 said so**\nREMOVE:(0,0):0")
+    reply = parse_builder_reply(
+        "I will do it.\n**PLACE:bl:(1,0):1:(2,0):CONFIRM:D3 said so**\nREMOVE:(0,0):0"
+    )
     assert reply.move == Move.place("bl", (1, 0), (2, 0), 1)
     assert read_paper_reply("MOVE: place gs (0,0) L0") is None
     assert parse_builder_reply("MOVE: place gs (0,0) L0").move == Move.place("gs", (0, 0), layer=0)

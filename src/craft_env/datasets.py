@@ -9,9 +9,9 @@ Two sets ship in the package, by name (``load_eval_set(name)``):
   generator, the default of ``load_eval_set()`` and of the env's
   ``structure=<int>``, so an index keeps its meaning.
 
-The ``craft`` set is 20 structures from our own generator: seeds are tried in order from ``EVAL_BASE_SEED`` and a structure
-is kept while its tier still has room, until the paper's mix of 7 simple,
-8 medium and 5 complex is reached. ``build_eval_set()`` regenerates it, and
+The ``craft`` set: seeds are tried in order from ``EVAL_BASE_SEED`` and a
+structure is kept while its tier still has room, until the paper's mix of
+7 simple, 8 medium and 5 complex is reached. ``build_eval_set()`` regenerates it, and
 a test checks the shipped file equals that output.
 """
 

@@ -191,7 +191,12 @@ def tool_instructions(max_tool_calls: int) -> str:
 
 
 def builder_messages(
-    observation_text: str, n: int, height: int, oracle: bool, protocol: object = "craft", max_tool_calls: int = 0
+    observation_text: str,
+    n: int,
+    height: int,
+    oracle: bool,
+    protocol: object = "craft",
+    max_tool_calls: int = 0,
 ) -> list[dict[str, Any]]:
     """The chat messages for a builder's turn (``max_tool_calls`` > 0: the tool condition)."""
     system = builder_system_prompt(n, height, oracle, protocol)

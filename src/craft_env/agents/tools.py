@@ -73,8 +73,9 @@ class MoveSimulator:
 
         result: dict[str, Any]
         try:
-            reply = parse_builder_reply(str(move_text), self.board.n, self.board.height,
-                                        self.protocol.tolerant_span)
+            reply = parse_builder_reply(
+                str(move_text), self.board.n, self.board.height, self.protocol.tolerant_span
+            )
         except ParseError as error:
             result = {"legal": False, "reason": f"could not read the move: {error.reason}"}
         else:
@@ -85,9 +86,13 @@ class MoveSimulator:
             else:
                 after = self.board if move.action == "noop" else self.board.apply(move)
                 score = metrics.score(after, self.target)
-                result = {"move": str(move), "legal": True, "reason": None,
-                          "progress": round(score["progress"], 6),
-                          "distance": int(oracle.distance(after, self.target))}
+                result = {
+                    "move": str(move),
+                    "legal": True,
+                    "reason": None,
+                    "progress": round(score["progress"], 6),
+                    "distance": int(oracle.distance(after, self.target)),
+                }
         self.calls.append({"name": SIMULATE_MOVE, "arguments": {"move": str(move_text)}, "result": result})
         return result
 
@@ -118,7 +123,7 @@ def make_simulator(board: Structure, target: Structure, protocol: object, max_ca
 
 
 async def tool_loop(client: Any, messages: list[dict[str, Any]], context: AgentContext) -> tuple[Any, Usage]:
-    """Ask ``client`` with the tool until it answers with text or the budget is spent; ``(completion, usage)``.
+    """Ask ``client``, with the tool, until it answers in text or the budget is spent: ``(completion, usage)``.
 
     A batch of calls larger than what is left of the budget is dropped and
     the final answer is asked for without tools (as the paper does).
@@ -132,7 +137,9 @@ async def tool_loop(client: Any, messages: list[dict[str, Any]], context: AgentC
         tools = [TOOL_SCHEMA] if simulator.remaining > 0 else None
         snapshot = list(chat)
         with _registered(snapshot, context):
-            completion = await (client.acomplete(snapshot, tools=tools) if tools else client.acomplete(snapshot))
+            completion = await (
+                client.acomplete(snapshot, tools=tools) if tools else client.acomplete(snapshot)
+            )
         usage += _usage(completion)
         calls = list(getattr(completion, "tool_calls", None) or ())
         if not calls or tools is None:
@@ -140,10 +147,20 @@ async def tool_loop(client: Any, messages: list[dict[str, Any]], context: AgentC
         if len(calls) > simulator.remaining:
             simulator.max_calls = len(simulator.calls)
             continue
-        chat.append({"role": "assistant", "content": completion.text or None, "tool_calls": [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-            for c in calls
-        ]})
+        chat.append(
+            {
+                "role": "assistant",
+                "content": completion.text or None,
+                "tool_calls": [
+                    {
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": c["arguments"]},
+                    }
+                    for c in calls
+                ],
+            }
+        )
         for c in calls:
             result = simulator.call(c["name"], c["arguments"])
             chat.append({"role": "tool", "tool_call_id": c["id"], "content": json.dumps(result)})
@@ -192,8 +209,12 @@ class ToolBuilder:
         if best is not None:
             chosen = parse_line(best["result"]["move"], context)
             if chosen != reply.action:
-                reply = replace(reply, action=chosen, think=f"simulated: {best['result']['move']} is legal, "
-                                f"progress {best['result']['progress']:.3f}")
+                reply = replace(
+                    reply,
+                    action=chosen,
+                    think=f"simulated: {best['result']['move']} is legal, "
+                    f"progress {best['result']['progress']:.3f}",
+                )
         return replace(reply, tool_calls=tuple(simulator.calls))
 
     async def act(self, context: AgentContext) -> BuilderReply:
@@ -216,7 +237,11 @@ def scripted_tool_reply(context: AgentContext, messages: list[dict[str, Any]], t
     answered = any(m.get("role") == "tool" for m in messages)
     if tools_offered and not answered and simulator.remaining > 0:
         calls = [
-            {"id": f"call_{k}", "name": SIMULATE_MOVE, "arguments": json.dumps({"move": move_line(context, a)})}
+            {
+                "id": f"call_{k}",
+                "name": SIMULATE_MOVE,
+                "arguments": json.dumps({"move": move_line(context, a)}),
+            }
             for k, a in enumerate(guesses(context, simulator.remaining))
         ]
         if calls:

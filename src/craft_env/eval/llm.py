@@ -112,6 +112,10 @@ def _text(response: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _attribute(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
 def _tool_calls(response: Any) -> tuple[dict[str, Any], ...]:
     """The reply's function calls as plain dicts (none when the model answered in text)."""
     try:
@@ -120,10 +124,12 @@ def _tool_calls(response: Any) -> tuple[dict[str, Any], ...]:
         return ()
     out = []
     for k, call in enumerate(calls):
-        function = getattr(call, "function", None) or {}
-        get = function.get if isinstance(function, dict) else lambda name: getattr(function, name, None)
-        out.append({"id": str(getattr(call, "id", None) or f"call_{k}"), "name": str(get("name") or ""),
-                    "arguments": str(get("arguments") or "{}")})
+        function = _attribute(call, "function") or {}
+        out.append({
+            "id": str(_attribute(call, "id") or f"call_{k}"),
+            "name": str(_attribute(function, "name") or ""),
+            "arguments": str(_attribute(function, "arguments") or "{}"),
+        })
     return tuple(out)
 
 
@@ -278,7 +284,8 @@ class ModelClient:
 
     async def acomplete(self, messages: list[dict[str, Any]], tools: list[dict] | None = None) -> Completion:
         """One reply, through the cache, retrying transient failures (``tools``: function calling)."""
-        key = self.key(messages) if not tools else cache_key(self.model, messages, {**self.params, "tools": tools})
+        keyed = {**self.params, "tools": tools} if tools else self.params
+        key = cache_key(self.model, messages, keyed)
         replayed = self._replayed(key)
         if replayed is not None:
             return replayed

@@ -28,6 +28,7 @@ Export then import gives back the same games, moves and metrics (tested).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
@@ -57,8 +58,12 @@ PAPER_METRICS = {
 }
 _DIR_RE = re.compile(r"^(oracle\d+|no_oracle)_(tools|no_tools)_run(\d+)$")
 _START_CATEGORY = {
-    "empty": "empty", "first_layer": "firstLayer", "first_two_layers": "firstTwoLayers",
-    "wall_D1": "D1Wall", "wall_D2": "D2Wall", "wall_D3": "D3Wall",
+    "empty": "empty",
+    "first_layer": "firstLayer",
+    "first_two_layers": "firstTwoLayers",
+    "wall_D1": "D1Wall",
+    "wall_D2": "D2Wall",
+    "wall_D3": "D3Wall",
 }
 _START_OF_CATEGORY = {v: k for k, v in _START_CATEGORY.items()}
 
@@ -95,6 +100,7 @@ class Replayer:
         self.target = target
         self.protocol = protocol
         self.board = board if board is not None else Structure.empty(target.n, target.height)
+
     def check(self, move: Move) -> str | None:
         """Why ``move`` is illegal now under the protocol, or ``None``."""
         return move_reason(self.board, move, self.protocol)
@@ -128,7 +134,7 @@ def json_safe(value: Any) -> Any:
     """``value`` with non-finite floats written as the strings ``"Infinity"``, ``"-Infinity"``, ``"NaN"``
     (the paper's logs hold ``Infinity``; our JSONL is strict JSON)."""
     if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, dict):
         return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -141,7 +147,7 @@ def _spans(value: Any) -> dict[str, Any]:
 
 
 def board_from_paper(structure: Any, spans: Any, n: int = 3, height: int = 3) -> Structure:
-    """A board from the paper's flat ``{cell: [codes]}`` and ``{"L": [[a, b]]}`` (``ValueError`` if invalid)."""
+    """A board from the paper's flat ``{cell: [codes]}`` and ``{"L": [[a, b]]}``; ``ValueError`` if invalid."""
     if not isinstance(structure, dict):
         raise ValueError(f"structure: expected a mapping of '(i,j)' -> stack, got {structure!r}")
     cells: dict[str, list[str]] = {}
@@ -265,8 +271,14 @@ def _differs(a: Any, b: Any) -> bool:
 
 def _disagree(game: PaperGame, turn: int, name: str, logged: Any, replayed: Any) -> None:
     game.disagreements.append(
-        {"game": game.structure_id, "path": game.path, "turn": turn, "field": name,
-         "logged": logged, "replayed": replayed}
+        {
+            "game": game.structure_id,
+            "path": game.path,
+            "turn": turn,
+            "field": name,
+            "logged": logged,
+            "replayed": replayed,
+        }
     )
 
 
@@ -279,13 +291,23 @@ def _director_entries(responses: Any, archetypes: dict[str, Any]) -> list[dict[s
     entries = []
     for order, (seat, reply) in enumerate((responses or {}).items() if isinstance(responses, dict) else ()):
         reply = reply if isinstance(reply, dict) else {"public_message": str(reply)}
-        entries.append({
-            "director": seat, "agent": f"director_{str(seat)[1:]}", "order": order,
-            "archetype": archetypes.get(seat), "think": str(reply.get("internal_thinking") or ""),
-            "message": str(reply.get("public_message") or ""), "reason": None, "intent": None,
-            "calls": 0, "tokens": {"prompt": 0, "completion": 0}, "cost": 0.0, "latency": 0.0,
-            "raw": reply.get("raw_response"),
-        })
+        entries.append(
+            {
+                "director": seat,
+                "agent": f"director_{str(seat)[1:]}",
+                "order": order,
+                "archetype": archetypes.get(seat),
+                "think": str(reply.get("internal_thinking") or ""),
+                "message": str(reply.get("public_message") or ""),
+                "reason": None,
+                "intent": None,
+                "calls": 0,
+                "tokens": {"prompt": 0, "completion": 0},
+                "cost": 0.0,
+                "latency": 0.0,
+                "raw": reply.get("raw_response"),
+            }
+        )
     return entries
 
 
@@ -298,11 +320,18 @@ def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], numb
             _disagree(game, number, "structure_before", f"unreadable: {error}", _board_text(replayer.board))
         else:
             if logged_before != replayer.board:
-                _disagree(game, number, "structure_before", turn["structure_before"],
-                          _board_text(replayer.board)["structure"])
+                _disagree(
+                    game,
+                    number,
+                    "structure_before",
+                    turn["structure_before"],
+                    _board_text(replayer.board)["structure"],
+                )
     raw_move = turn.get("move_attempted") or turn.get("builder_move_raw")
     clarify = "clarification" in turn and raw_move is None
-    move, note = (Move.noop(), None) if clarify or raw_move is None else move_from_paper(raw_move, game.protocol)
+    move, note = (
+        (Move.noop(), None) if clarify or raw_move is None else move_from_paper(raw_move, game.protocol)
+    )
     unreadable = None if move is not None else note
     step = replayer.step(move)
     legal = step.legal and unreadable is None
@@ -324,13 +353,22 @@ def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], numb
     record = {
         "structure_before": _board_text(step.before),
         "director_order": list((turn.get("director_responses") or {}).keys())
-        if isinstance(turn.get("director_responses"), dict) else [],
-        "director_responses": _director_entries(turn.get("director_responses"), game.paper_game.get("archetypes", {})),
+        if isinstance(turn.get("director_responses"), dict)
+        else [],
+        "director_responses": _director_entries(
+            turn.get("director_responses"), game.paper_game.get("archetypes", {})
+        ),
         "oracle_moves": None if offered is None and not game.oracle_n else [m for m in offered or ()],
         "builder": {
-            "think": "", "followed": [], "reason": note if move is not None else None,
-            "sent": turn.get("builder_confirmation"), "action_id": None,
-            "calls": 0, "tokens": {"prompt": 0, "completion": 0}, "cost": 0.0, "latency": 0.0,
+            "think": "",
+            "followed": [],
+            "reason": note if move is not None else None,
+            "sent": turn.get("builder_confirmation"),
+            "action_id": None,
+            "calls": 0,
+            "tokens": {"prompt": 0, "completion": 0},
+            "cost": 0.0,
+            "latency": 0.0,
         },
         "move_attempted": move_dict,
         "move": None if move_dict is None else str(move),
@@ -339,12 +377,17 @@ def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], numb
         "failed": not legal,
         "executed": executed,
         "reason": reason,
-        "followed_oracle": bool(move is not None and move.action != "noop" and move in [c for c in candidates if c]),
+        "followed_oracle": bool(
+            move is not None and move.action != "noop" and move in [c for c in candidates if c]
+        ),
         "optimal": step.optimal and unreadable is None,
         "remove_prescribed": step.remove_prescribed,
         "remove_attempted": bool(move is not None and move.action == "remove"),
         "progress_data": dict(step.metrics),
-        "calls": 0, "tokens": {"prompt": 0, "completion": 0}, "cost": 0.0, "latency": 0.0,
+        "calls": 0,
+        "tokens": {"prompt": 0, "completion": 0},
+        "cost": 0.0,
+        "latency": 0.0,
         "paper_turn": json_safe(turn),
     }
     if isinstance(turn.get("tool_calls"), list):
@@ -360,17 +403,28 @@ def replay_paper_game(path: Path, info: dict[str, Any], data: dict[str, Any]) ->
     target = board_from_paper(data.get("target_structure"), data.get("target_spans"))
     index = _index_of(info, data)
     structure_id = str(data.get("structure_id") or f"structure_{index + 1:03d}")
-    target = Structure(target.array, target.n, id=structure_id, complexity=data.get("complexity"), _trusted=True)
+    target = Structure(
+        target.array, target.n, id=structure_id, complexity=data.get("complexity"), _trusted=True
+    )
     oracle_n = int(info.get("num_oracle") or 0) if info.get("use_oracle") else 0
     archetypes = {seat: data.get(f"{seat} Archetype") for seat in SEATS if data.get(f"{seat} Archetype")}
     kept = json_safe({k: v for k, v in data.items() if k != "turns"})
     kept["archetypes"] = archetypes
     game = PaperGame(
-        path=os.fspath(path), condition=condition, director=director, builder=builder,
-        run=run if run is not None else int(info.get("run") or 1), structure_index=index,
-        structure_id=structure_id, target=target, protocol=protocol,
-        max_turns=int(info.get("max_turns") or 20), oracle_n=oracle_n,
-        tools=bool(info.get("builder_tool_use")), paper_game=kept, experiment_info=json_safe(info),
+        path=os.fspath(path),
+        condition=condition,
+        director=director,
+        builder=builder,
+        run=run if run is not None else int(info.get("run") or 1),
+        structure_index=index,
+        structure_id=structure_id,
+        target=target,
+        protocol=protocol,
+        max_turns=int(info.get("max_turns") or 20),
+        oracle_n=oracle_n,
+        tools=bool(info.get("builder_tool_use")),
+        paper_game=kept,
+        experiment_info=json_safe(info),
         start=_START_OF_CATEGORY.get(str(data.get("partialCompletionCategory", "empty")), "empty"),
     )
     turns = [t for t in data.get("turns") or () if isinstance(t, dict)]
@@ -393,7 +447,7 @@ def replay_paper_game(path: Path, info: dict[str, Any], data: dict[str, Any]) ->
 
 
 def read_paper_games(path: str | os.PathLike) -> list[PaperGame]:
-    """Every game of every paper log under ``path``, replayed; an unreadable game is skipped with a warning."""
+    """Every game of every paper log under ``path``, replayed (an unreadable game is skipped, with a warning)."""
     files = paper_log_files(path)
     if not files:
         raise ValueError(f"report: no paper result files (with 'games') under {os.fspath(path)!r}")
@@ -403,8 +457,11 @@ def read_paper_games(path: str | os.PathLike) -> list[PaperGame]:
         info = data.get("experiment_info") if isinstance(data.get("experiment_info"), dict) else {}
         for entry in data["games"]:
             if not isinstance(entry, dict) or "target_structure" not in entry:
-                log.warning("%s: a game without target_structure (error: %s); skipped", file,
-                            entry.get("error") if isinstance(entry, dict) else entry)
+                log.warning(
+                    "%s: a game without target_structure (error: %s); skipped",
+                    file,
+                    entry.get("error") if isinstance(entry, dict) else entry,
+                )
                 continue
             try:
                 games.append(replay_paper_game(file, info, entry))
@@ -426,18 +483,31 @@ def _game_logs(games: list[PaperGame]):
 
     out = []
     for game in sorted(games, key=lambda g: (g.run, g.structure_index)):
-        marker = {"kind": "game", "event": "done", "final": game.final, "completed": game.completed,
-                  "replay_disagreements": game_level(game)}
-        out.append(GameLog(game.run, game.structure_index, game.structure_id, "done", 1, 1, game.turns, marker))
+        marker = {
+            "kind": "game",
+            "event": "done",
+            "final": game.final,
+            "completed": game.completed,
+            "replay_disagreements": game_level(game),
+        }
+        out.append(
+            GameLog(game.run, game.structure_index, game.structure_id, "done", 1, 1, game.turns, marker)
+        )
     return out
 
 
 def _group_config(games: list[PaperGame]) -> dict[str, Any]:
     first = games[0]
     return {
-        "director_model": first.director, "builder_model": first.builder, "oracle_n": first.oracle_n,
-        "builder_tools": first.tools, "protocol": first.protocol.name, "turns": first.max_turns,
-        "runs": len({g.run for g in games}), "start": first.start, "condition": first.condition,
+        "director_model": first.director,
+        "builder_model": first.builder,
+        "oracle_n": first.oracle_n,
+        "builder_tools": first.tools,
+        "protocol": first.protocol.name,
+        "turns": first.max_turns,
+        "runs": len({g.run for g in games}),
+        "start": first.start,
+        "condition": first.condition,
         "source": "paper logs",
     }
 
@@ -482,22 +552,40 @@ def import_paper_logs(path: str | os.PathLike, out: str | os.PathLike) -> list[P
             structures[game.structure_index] = game.target
         save_structures(structures, target_dir / "structures.json")
         config = _group_config(games)
-        config.update(dataset=os.path.abspath(target_dir / "structures.json"),
-                      created=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-        (target_dir / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        config.update(
+            dataset=os.path.abspath(target_dir / "structures.json"),
+            created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        )
+        (target_dir / CONFIG_NAME).write_text(
+            json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
         for run in sorted({g.run for g in games}):
             writer = RunLog(target_dir, run)
             try:
                 for game in sorted((g for g in games if g.run == run), key=lambda g: g.structure_index):
-                    writer.game_event("start", game.structure_index, game.structure_id, 1, 0,
-                                      protocol=game.protocol.name, paper_game=game.paper_game,
-                                      experiment_info=game.experiment_info)
+                    writer.game_event(
+                        "start",
+                        game.structure_index,
+                        game.structure_id,
+                        1,
+                        0,
+                        protocol=game.protocol.name,
+                        paper_game=game.paper_game,
+                        experiment_info=game.experiment_info,
+                    )
                     for number, record in enumerate(game.turns, 1):
                         number = int(record["paper_turn"].get("turn_number") or number)
                         writer.turn(game.structure_index, game.structure_id, 1, number, record)
-                    writer.game_event("done", game.structure_index, game.structure_id, 1, len(game.turns),
-                                      final=game.final, completed=game.completed,
-                                      replay_disagreements=game_level(game))
+                    writer.game_event(
+                        "done",
+                        game.structure_index,
+                        game.structure_id,
+                        1,
+                        len(game.turns),
+                        final=game.final,
+                        completed=game.completed,
+                        replay_disagreements=game_level(game),
+                    )
             finally:
                 writer.close()
         written.append(target_dir)
@@ -523,10 +611,14 @@ def _tracker_metrics(board: Structure, target: Structure, scores: dict[str, floa
             union_sizes += len(set(cur)) + len(set(tgt))
             correct += sum(1 for k, code in enumerate(cur) if k < len(tgt) and tgt[k] == code)
     return {
-        "iou_score": scores["iou"], "distance_score": 1.0 - sym / union_sizes if union_sizes else 1.0,
-        "completion_percentage": scores["completion"], "position_accuracy": scores["position_accuracy"],
-        "overall_progress": scores["progress"], "blocks_placed_correctly": correct,
-        "blocks_total_target": target.num_entries, "blocks_total_current": board.num_entries,
+        "iou_score": scores["iou"],
+        "distance_score": 1.0 - sym / union_sizes if union_sizes else 1.0,
+        "completion_percentage": scores["completion"],
+        "position_accuracy": scores["position_accuracy"],
+        "overall_progress": scores["progress"],
+        "blocks_placed_correctly": correct,
+        "blocks_total_target": target.num_entries,
+        "blocks_total_current": board.num_entries,
     }
 
 
@@ -541,11 +633,18 @@ def _placement(move: Move, before: Structure, after: Structure, target: Structur
         right = layer >= len(target_stack) or target_stack[layer] != removed
     on_wall = any((i, j) in seat_cells(seat, before.n) for seat in SEATS)
     overall = all(
-        all(k < len(target.stack(a, b)) and target.stack(a, b)[k] == code for k, code in enumerate(after.stack(a, b)))
-        for a in range(after.n) for b in range(after.n)
+        all(
+            k < len(target.stack(a, b)) and target.stack(a, b)[k] == code
+            for k, code in enumerate(after.stack(a, b))
+        )
+        for a in range(after.n)
+        for b in range(after.n)
     )
-    return {"correct_structure_placement": right, "correct_side_placement": right and on_wall,
-            "overall_structure_correctness": overall}
+    return {
+        "correct_structure_placement": right,
+        "correct_side_placement": right and on_wall,
+        "overall_structure_correctness": overall,
+    }
 
 
 def _paper_move(move: Move, before: Structure) -> dict[str, Any]:
@@ -575,15 +674,21 @@ def _export_game(game, config: dict[str, Any], target: Structure, protocol: Prot
     for record in game.turns:
         number = int(record["turn_number"])
         structure, spans = _flat(replayer.board)
-        turn: dict[str, Any] = {"turn_number": number, "timestamp": created,
-                                "structure_before": structure, "spans_before": spans}
+        turn: dict[str, Any] = {
+            "turn_number": number,
+            "timestamp": created,
+            "structure_before": structure,
+            "spans_before": spans,
+        }
         responses = {}
         for entry in record.get("director_responses") or ():
             seat = entry["director"]
             archetypes.setdefault(seat, entry.get("archetype"))
-            responses[seat] = {"internal_thinking": entry.get("think", ""),
-                               "public_message": entry.get("message", ""),
-                               "raw_response": entry.get("raw") or entry.get("message", "")}
+            responses[seat] = {
+                "internal_thinking": entry.get("think", ""),
+                "public_message": entry.get("message", ""),
+                "raw_response": entry.get("raw") or entry.get("message", ""),
+            }
             history.append(f"{seat}: {entry.get('message', '')}")
         turn["director_responses"] = responses
         move = None if record.get("move_attempted") is None else Move.from_dict(record["move_attempted"])
@@ -606,11 +711,15 @@ def _export_game(game, config: dict[str, Any], target: Structure, protocol: Prot
             turn["move_attempted"] = paper_move
             turn["move_executed"] = step.legal
             turn["failed_move"] = not step.legal
-            turn["director_discussion_full"] = "\n".join(f"{s}: {r['public_message']}" for s, r in responses.items())
+            turn["director_discussion_full"] = "\n".join(
+                f"{s}: {r['public_message']}" for s, r in responses.items()
+            )
             if step.legal:
                 tracker = _tracker_metrics(step.after, target, step.metrics)
                 turn["progress_data"] = {
-                    "turn_number": number, "move": paper_move, "metrics": tracker,
+                    "turn_number": number,
+                    "move": paper_move,
+                    "metrics": tracker,
                     "progress_delta": tracker["overall_progress"] - last_progress if records else 0.0,
                     "structure_snapshot": _flat(step.after)[0],
                 }
@@ -625,31 +734,42 @@ def _export_game(game, config: dict[str, Any], target: Structure, protocol: Prot
         turn["target_achieved"] = achieved
         if not achieved:
             turn["conversation_snapshot"] = list(history[-50:])
-        for key in ("tool_calls",):
-            if record.get(key):
-                turn[key] = record[key]
+        if record.get("tool_calls"):
+            turn["tool_calls"] = record["tool_calls"]
         turns_out.append(turn)
     final_structure, final_spans = _flat(replayer.board)
     completed = is_completed(protocol, final_progress, replayer.board == target)
-    deltas = [b - a for a, b in zip(records, records[1:])][-3:]
+    deltas = [b - a for a, b in itertools.pairwise(records)][-3:]
     trend = sum(deltas) / len(deltas) if deltas else 0.0
     target_dict = target.to_dict(views=True)
     out = {
-        "structure_id": game.structure_id, "structure_idx": 0, "complexity": target.complexity or target.tier,
-        "target_structure": target_dict["structure"], "target_spans": target_dict["spans"],
-        "target_director_views": target_dict["director_views"], "completed": bool(completed),
-        "turns_taken": len(turns_out), "final_progress": final_progress,
-        "final_structure": final_structure, "final_spans": final_spans,
-        "stopping_reason": "target_achieved" if turns_out and turns_out[-1]["target_achieved"] else "max_turns_reached",
+        "structure_id": game.structure_id,
+        "structure_idx": 0,
+        "complexity": target.complexity or target.tier,
+        "target_structure": target_dict["structure"],
+        "target_spans": target_dict["spans"],
+        "target_director_views": target_dict["director_views"],
+        "completed": bool(completed),
+        "turns_taken": len(turns_out),
+        "final_progress": final_progress,
+        "final_structure": final_structure,
+        "final_spans": final_spans,
+        "stopping_reason": "target_achieved"
+        if turns_out and turns_out[-1]["target_achieved"]
+        else "max_turns_reached",
         "partialCompletion": True,
         "partialCompletionCategory": _START_CATEGORY.get(config.get("start", "empty"), "empty"),
         **{f"{seat} Archetype": archetypes.get(seat) for seat in SEATS},
         "progress_summary": {
-            "current_turn": len(turns_out), "overall_progress": final_progress,
+            "current_turn": len(turns_out),
+            "overall_progress": final_progress,
             "completion_percentage": replayer.step(None).metrics["completion"],
             "blocks_correct": _tracker_metrics(replayer.board, target, replayer.step(None).metrics)[
-                "blocks_placed_correctly"],
-            "blocks_total_needed": target.num_entries, "recent_trend": trend, "is_improving": trend > -0.05,
+                "blocks_placed_correctly"
+            ],
+            "blocks_total_needed": target.num_entries,
+            "recent_trend": trend,
+            "is_improving": trend > -0.05,
             "estimated_turns_remaining": None,
         },
         "turns": turns_out,
@@ -678,21 +798,32 @@ def export_paper_logs(run_dir: str | os.PathLike, out: str | os.PathLike) -> lis
             if game.status != "done":
                 continue
             target = structures[index]
-            folder = (Path(out) / f"{condition_name(oracle_n, tools)}_run{run}"
-                      / f"{_model_dir_name(config.get('director_model', '?'))}_"
-                        f"{_model_dir_name(config.get('builder_model', '?'))}")
+            folder = (
+                Path(out)
+                / f"{condition_name(oracle_n, tools)}_run{run}"
+                / f"{_model_dir_name(config.get('director_model', '?'))}_"
+                f"{_model_dir_name(config.get('builder_model', '?'))}"
+            )
             folder.mkdir(parents=True, exist_ok=True)
             info = {
-                "timestamp": time.strftime("%Y%m%d_%H%M%S"), "dataset_path": config.get("dataset"),
-                "structure_index": index, "max_turns": config.get("turns", 20),
+                "timestamp": time.strftime("%Y%m%d_%H%M%S"),
+                "dataset_path": config.get("dataset"),
+                "structure_index": index,
+                "max_turns": config.get("turns", 20),
                 "models": {"director": config.get("director_model"), "builder": config.get("builder_model")},
-                "use_oracle": bool(oracle_n), "num_oracle": oracle_n or 5, "builder_tool_use": tools,
-                "use_common_ground": False, "run": run, "max_tokens": config.get("max_tokens"),
-                "partial_completion": True, "protocol": protocol.name,
+                "use_oracle": bool(oracle_n),
+                "num_oracle": oracle_n or 5,
+                "builder_tool_use": tools,
+                "use_common_ground": False,
+                "run": run,
+                "max_tokens": config.get("max_tokens"),
+                "partial_completion": True,
+                "protocol": protocol.name,
             }
             exported = _export_game(game, config, target, protocol, created)
             path = folder / f"craft_{game.structure_id}_{run}.json"
-            path.write_text(json.dumps({"experiment_info": info, "games": [exported]}, indent=2) + "\n",
-                            encoding="utf-8")
+            path.write_text(
+                json.dumps({"experiment_info": info, "games": [exported]}, indent=2) + "\n", encoding="utf-8"
+            )
             written.append(path)
     return written

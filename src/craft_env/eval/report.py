@@ -239,7 +239,8 @@ def disagreements(results: list[RunResult]) -> list[dict[str, Any]]:
 def replayed_illegal(results: list[RunResult]) -> list[tuple[str, int, str, str]]:
     """``(game, turn, move, reason)`` of every move of a replayed paper log that the protocol rejects."""
     return [
-        (game.structure_id or "?", int(turn.get("turn_number", 0)), str(turn.get("move")), str(turn.get("reason")))
+        (game.structure_id or "?", int(turn.get("turn_number", 0)), str(turn.get("move")),
+         str(turn.get("reason")))
         for result in results
         if result.config.get("source") == "paper logs" and not result.pooled
         for game in result.games
@@ -262,8 +263,8 @@ def markdown(results: list[RunResult]) -> str:
         lines.append("")
     found = disagreements(results)
     if found:
-        lines += [f"## Replay disagreements ({len(found)})", "", "| Game | Turn | Field | Logged | Replayed |",
-                  "|---|---|---|---|---|"]
+        lines += [f"## Replay disagreements ({len(found)})", "",
+                  "| Game | Turn | Field | Logged | Replayed |", "|---|---|---|---|---|"]
         lines += [
             f"| {d['game']} | {d['turn']} | {d['field']} | {_short(d['logged'])} | {_short(d['replayed'])} |"
             for d in found

@@ -266,15 +266,15 @@ def _game_errored(
 
 def env_options(spec: GameSpec, settings: RunSettings, text_observations: bool) -> dict[str, Any]:
     """The keywords of ``craft_env.env`` for one game of the run (the protocol only when not ``craft``)."""
-    options: dict[str, Any] = dict(
-        message_mode="text",
-        structure=spec.structure,
-        oracle_n=settings.oracle_n or None,
-        max_turns=settings.turns,
-        start=settings.start,
-        director_order=settings.director_order,
-        text_observations=text_observations,
-    )
+    options: dict[str, Any] = {
+        "message_mode": "text",
+        "structure": spec.structure,
+        "oracle_n": settings.oracle_n or None,
+        "max_turns": settings.turns,
+        "start": settings.start,
+        "director_order": settings.director_order,
+        "text_observations": text_observations,
+    }
     if settings.protocol != "craft":
         options["protocol"] = settings.protocol
     return options

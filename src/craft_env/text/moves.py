@@ -616,8 +616,9 @@ def parse_builder_reply(
     A reply in the paper's grammar (``PLACE:code:pos:L[:span]:CONFIRM:...``,
     ``REMOVE:...``, ``CLARIFY:...``) is read by ``text.paper_grammar``
     (``tolerant_span``: the paper's reading of a small block with a span;
-    ``note`` says what was ignored). Otherwise the move comes from, in this order, a ``<move>...</move>`` tag, a
-    ``MOVE:`` line, a JSON object, or a bare move phrase in the prose. If
+    ``note`` says what was ignored). Otherwise the move comes from, in this
+    order, a ``<move>...</move>`` tag, a ``MOVE:`` line, a JSON object, or a
+    bare move phrase in the prose. If
     none is there but the text asks something (``<question>``, a
     ``QUESTION:`` line, a sentence ending in '?'), the reply is that question
     with the no-op move. A sentence that is itself a question ("Should I
