@@ -233,3 +233,20 @@ def test_prepare_output_refuses_a_resume_under_another_protocol(tmp_path):
     prepare_output(RunSettings(out=str(tmp_path)), False, Redactor())
     with pytest.raises(ValueError, match="protocol: .*'craft', not 'paper'"):
         prepare_output(RunSettings(out=str(tmp_path), protocol="paper"), True, Redactor())
+
+
+def test_the_env_reads_a_small_block_with_a_span_as_the_protocol_says():
+    line = "PLACE:ys:(0,0):0:(0,1):CONFIRM:following D1"
+    craft = craft_env.env(message_mode="text", structure=0, director_order="fixed")
+    craft.reset(seed=3)
+    for _ in range(3):
+        craft.step("Nothing to add.")
+    craft.step(line)
+    info = craft.unwrapped.infos["builder"]
+    assert not info["legal"] and "span_to" in info["reason"]
+    env, game = _paper_game()
+    for _ in range(3):
+        env.step("Nothing to add.")
+    env.step(line)
+    info = env.unwrapped.infos["builder"]
+    assert info["legal"] and info["move"] == "place ys (0,0) L0"
