@@ -364,3 +364,29 @@ def test_export_then_import_gives_the_same_games(tmp_path, capsys, builder, orac
     back = tmp_path / "back"
     assert main(["import", str(exported), "-o", str(back)]) == 0
     _same_games(read_games(run / "run_1" / "log.jsonl"), read_games(back / "run_1" / "log.jsonl"))
+
+
+def test_round_trip_keeps_unreadable_replies_and_wrong_layers_as_failed_turns(tmp_path, monkeypatch):
+    from craft_env.agents.base import BuilderReply
+    from craft_env.agents.scripted import ScriptedBuilder
+    from craft_env.eval import runner
+    from craft_env.eval.settings import RunSettings
+
+    class Clumsy:
+        name = "clumsy"
+
+        async def act(self, context):
+            if context.turn == 2:
+                return BuilderReply(action="I would like a sandwich")
+            if context.turn == 3:
+                return BuilderReply(action="place ys (0,0) L2")
+            return ScriptedBuilder().decide(context)
+
+    monkeypatch.setattr(runner.AgentFactory, "builder", lambda self, spec: Clumsy())
+    settings = RunSettings(out=str(tmp_path / "run"), structures=[0], turns=5, oracle_n=0)
+    runner.run_benchmark(settings)
+    ours = read_games(tmp_path / "run" / "run_1" / "log.jsonl")
+    assert [t["legal"] for t in ours[(1, 0)].turns][1:3] == [False, False]
+    assert main(["export", settings.out, "-o", str(tmp_path / "exported")]) == 0
+    assert main(["import", str(tmp_path / "exported"), "-o", str(tmp_path / "back")]) == 0
+    _same_games(ours, read_games(tmp_path / "back" / "run_1" / "log.jsonl"))

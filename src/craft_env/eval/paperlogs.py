@@ -696,7 +696,18 @@ def _export_game(game, config: dict[str, Any], target: Structure, protocol: Prot
             move = None
         step = replayer.step(move)
         offered = record.get("oracle_moves")
-        if move is None:
+        if move is None and not record.get("legal", True):  # an unreadable reply: a failed turn, no move
+            unreadable = {"action": "unreadable", "text": (record.get("builder") or {}).get("sent")}
+            turn |= {
+                "builder_confirmation": "",
+                "builder_move_raw": unreadable,
+                "move_attempted": unreadable,
+                "move_executed": False,
+                "failed_move": True,
+                "progress_data": {"error": record.get("reason")},
+            }
+            history.append(f"Builder: FAILED - {record.get('reason')}")
+        elif move is None:
             turn["clarification"] = record.get("question") or ""
             turn["move_executed"] = False
             history.append(f"Builder: {turn['clarification']}")

@@ -73,6 +73,8 @@ def unbuildable_targets(config: dict[str, Any], games: list[GameLog]) -> int | N
     from craft_env.core.protocol import buildable, get_protocol
     from craft_env.datasets import load_dataset
 
+    if config.get("source") == "paper logs":  # counted from the logged targets (eval.paperlogs)
+        return None
     try:
         rules = get_protocol(config.get("protocol", "craft"))
         if not rules.hidden_span_ban:
