@@ -157,7 +157,7 @@ def banned_reason(protocol: Protocol, move, n: int) -> str | None:
         action = move.to_action(n)
     except ValueError:
         return None
-    if not _hidden_span_actions(n)[action]:
+    if protocol_action_mask(protocol, n)[action]:
         return None
     hidden = ", ".join(f"({i},{j})" for i, j in move.cells if (i, j) in hidden_cells(n))
     return f"illegal under protocol {protocol.name}: a large block may not touch hidden cell {hidden}"

@@ -47,7 +47,7 @@ RESULT_FIELDS = (
     "max_tool_calls",
 )
 DEFAULT_DATASET = "paper"
-# The paper's budget of simulate_move calls per builder turn (docs/benchmark.md, "Tool condition").
+# The paper's budget of simulate_move calls per builder turn (docs/benchmark.md, "The paper's three conditions and the tool").
 DEFAULT_MAX_TOOL_CALLS = 3
 
 

@@ -1,7 +1,6 @@
 """The paper's builder reply grammar, read in linear time.
 
-The paper's builder answers one line (``docs/benchmark.md``, "Paper
-protocol"; the format is described in the shared PAPER-PROTOCOL notes):
+The paper's builder answers one line (``docs/benchmark.md``, "Protocols"):
 
 * ``PLACE:code:pos:L:CONFIRM:text`` (a small block, or a large one missing
   its partner) and ``PLACE:code:pos:L:span:CONFIRM:text``;
