@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from types import SimpleNamespace
 
 import pytest
@@ -157,7 +157,10 @@ def _paper_game():
     env = craft_env.env(message_mode="text", structure=0, director_order="fixed")
     env.reset(seed=3)
     game = env.unwrapped.game
-    game.config = SimpleNamespace(**vars(game.config), protocol=PAPER)
+    settings = {f.name: getattr(game.config, f.name) for f in fields(game.config)}
+    game.config = SimpleNamespace(
+        **{**settings, "protocol": PAPER}
+    )  # works with or without the env's keyword
     return env, game
 
 
