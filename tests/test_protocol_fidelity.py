@@ -247,7 +247,7 @@ def test_the_env_reads_a_small_block_with_a_span_as_the_protocol_says():
     craft.step(line)
     info = craft.unwrapped.infos["builder"]
     assert not info["legal"] and "span_to" in info["reason"]
-    env, game = _paper_game()
+    env, _ = _paper_game()
     for _ in range(3):
         env.step("Nothing to add.")
     env.step(line)
