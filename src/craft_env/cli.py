@@ -36,6 +36,9 @@ _RESUMABLE = {
     "director_order": "director-order",
     "temperature": "temperature",
     "max_tokens": "max-tokens",
+    "protocol": "protocol",
+    "builder_tools": "builder-tools",
+    "max_tool_calls": "max-tool-calls",
 }
 _DEFAULTS = {
     "director_model": "scripted",
@@ -47,6 +50,8 @@ _DEFAULTS = {
     "start": "empty",
     "seed": 0,
     "director_order": "random",
+    "dataset": "paper",
+    "protocol": "craft",
 }
 
 
@@ -65,8 +70,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--api-base", help="base URL passed to litellm for both roles (e.g. a local server)")
     run.add_argument("--structures", help="'all' (default) or comma-separated indices, e.g. 0,3,7")
     run.add_argument(
-        "--dataset", help="a structures JSON file in the paper's format (default: the bundled set)"
+        "--dataset",
+        help="'paper' (default: the paper's 20), 'craft' (our generated 20) or a structures JSON file",
     )
+    run.add_argument("--protocol", choices=("craft", "paper"), help="rules of play (default craft)")
+    run.add_argument(
+        "--builder-tools", action="store_true", default=None, help="give the builder the simulate_move tool"
+    )
+    run.add_argument("--max-tool-calls", type=int, help="simulate_move calls per builder turn (default 3)")
     run.add_argument("--runs", type=int, help="independent runs of every structure (default 1)")
     run.add_argument("--turns", type=int, help="turns per game (default 20)")
     run.add_argument(
@@ -95,11 +106,21 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
     report = commands.add_parser("report", help="Table 1, extras, taxonomy and plots from run logs")
-    report.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
+    report.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="output directories of craft-env run, or paper result logs"
+    )
     report.add_argument(
         "--out", help="where to write report.md/report.json/plots (default: the DIR, or craft_report)"
     )
     report.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+    paper_in = commands.add_parser("import", help="paper result logs -> our run directory (replayed)")
+    paper_in.add_argument("path", help="a paper result JSON file or a directory of them")
+    paper_in.add_argument("-o", "--output", required=True, help="the run directory to write")
+    paper_out = commands.add_parser("export", help="a run directory -> the paper's result logs")
+    paper_out.add_argument("dir", help="an output directory of craft-env run")
+    paper_out.add_argument("--format", choices=("paper",), default="paper", help="log format (paper)")
+    paper_out.add_argument("-o", "--output", required=True, help="where to write the paper's directories")
 
     generate = commands.add_parser("generate", help="write generated structures in the paper's JSON format")
     generate.add_argument("--n", type=int, default=100, help="how many structures (default 100)")
@@ -262,6 +283,22 @@ def cmd_transcript(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from craft_env.eval.paperlogs import import_paper_logs
+
+    written = import_paper_logs(args.path, args.output)
+    print(f"Imported into {', '.join(str(p) for p in written)}; read with craft-env report.")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from craft_env.eval.paperlogs import export_paper_logs
+
+    written = export_paper_logs(args.dir, args.output)
+    print(f"Wrote {len(written)} game file(s) in the paper's format under {args.output}")
+    return 0
+
+
 COMMANDS = {
     "run": cmd_run,
     "report": cmd_report,
@@ -269,6 +306,8 @@ COMMANDS = {
     "play": cmd_play,
     "replay": cmd_replay,
     "transcript": cmd_transcript,
+    "import": cmd_import,
+    "export": cmd_export,
 }
 
 

@@ -1,9 +1,17 @@
-"""Structure files in the paper's JSON format, and the bundled evaluation set.
+"""Structure files in the paper's JSON format, and the two bundled evaluation sets.
 
-The bundled set (``data/eval_set.json``) is 20 structures from our own
-generator: seeds are tried in order from ``EVAL_BASE_SEED`` and a structure
-is kept while its tier still has room, until the paper's mix of 7 simple,
-8 medium and 5 complex is reached. ``build_eval_set()`` regenerates it, and
+Two sets ship in the package, by name (``load_eval_set(name)``):
+
+* ``"paper"`` (``data/paper_structures.json``): the paper's 20 evaluation
+  structures, data from the MIT-licensed csu-signal/CRAFT repository (see
+  ``NOTICE``); ``craft-env run`` plays it by default;
+* ``"craft"`` (``data/eval_set.json``): 20 structures from our own
+  generator, the default of ``load_eval_set()`` and of the env's
+  ``structure=<int>``, so an index keeps its meaning.
+
+The ``craft`` set: seeds are tried in order from ``EVAL_BASE_SEED`` and a
+structure is kept while its tier still has room, until the paper's mix of
+7 simple, 8 medium and 5 complex is reached. ``build_eval_set()`` regenerates it, and
 a test checks the shipped file equals that output.
 """
 
@@ -70,11 +78,24 @@ def build_eval_set() -> list[Structure]:
     ]
 
 
-def eval_set_path():
-    return resources.files("craft_env") / "data" / "eval_set.json"
+EVAL_SETS = {"craft": "eval_set.json", "paper": "paper_structures.json"}
 
 
-def load_eval_set() -> list[Structure]:
-    """The 20 bundled evaluation structures (7 simple, 8 medium, 5 complex)."""
-    with resources.as_file(eval_set_path()) as path:
+def eval_set_path(name: str = "craft"):
+    """The packaged file of the bundled set ``name`` (``"craft"`` or ``"paper"``)."""
+    if name not in EVAL_SETS:
+        raise ValueError(f"dataset: expected one of {', '.join(EVAL_SETS)} or a file, got {name!r}")
+    return resources.files("craft_env") / "data" / EVAL_SETS[name]
+
+
+def load_eval_set(name: str = "craft") -> list[Structure]:
+    """A bundled evaluation set: ``"craft"`` (ours, 7 simple, 8 medium, 5 complex) or ``"paper"``."""
+    with resources.as_file(eval_set_path(name)) as path:
         return load_structures(path)
+
+
+def load_dataset(dataset: str | os.PathLike) -> list[Structure]:
+    """A bundled set by name (``"paper"``, ``"craft"``) or a structures file by path."""
+    if isinstance(dataset, str) and dataset in EVAL_SETS:
+        return load_eval_set(dataset)
+    return load_structures(dataset)

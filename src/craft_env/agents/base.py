@@ -60,7 +60,9 @@ class AgentContext:
     ``candidates`` is the oracle's shortlist shown to the builder (``None``
     without the oracle condition, and always ``None`` for directors).
     ``structure_index`` and ``run`` identify the game (they fix a director's
-    archetype); ``turn`` is 1-based.
+    archetype); ``turn`` is 1-based. ``protocol`` names the rules of play
+    (``core.protocol``); ``tool`` is the builder's ``simulate_move`` tool
+    (``agents.tools``), ``None`` without the tool condition.
     """
 
     agent: str
@@ -74,6 +76,8 @@ class AgentContext:
     run: int = 1
     candidates: tuple[Move, ...] | None = None
     archetype: str | None = None
+    protocol: str = "craft"
+    tool: Any = None
 
     @property
     def n(self) -> int:
@@ -118,6 +122,7 @@ class BuilderReply:
 
     ``followed`` is the seat(s) the builder says it followed; ``reason`` is
     set when the agent already knows its reply could not be understood.
+    ``tool_calls`` are the turn's ``simulate_move`` calls with their results.
     """
 
     action: int | str
@@ -126,6 +131,7 @@ class BuilderReply:
     raw: str | None = None
     reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
 
 class GameStopped(Exception):

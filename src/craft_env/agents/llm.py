@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
 from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
+from craft_env.core.protocol import get_protocol
 
 MAX_MESSAGE_CHARS = 1200
 MAX_ENV_TEXT_CHARS = 4000
@@ -140,8 +141,14 @@ def parse_director_reply(text: str) -> tuple[str, str, str | None]:
     return think, message, reason
 
 
-def builder_action(text: str, n: int, height: int) -> tuple[str, tuple[str, ...], str, str | None]:
-    """``(text for the env, followed seats, think, reason)`` from a builder's reply."""
+def builder_action(
+    text: str, n: int, height: int, tolerant_span: bool = False
+) -> tuple[str, tuple[str, ...], str, str | None]:
+    """``(text for the env, followed seats, think, reason)`` from a builder's reply.
+
+    ``tolerant_span``: the paper's reading of a small block with a span
+    (``text.paper_grammar``); ``reason`` then notes what was ignored.
+    """
     from craft_env.text import ParseError, parse_builder_reply
 
     think_match = _THINK.search(text or "")
@@ -150,7 +157,7 @@ def builder_action(text: str, n: int, height: int) -> tuple[str, tuple[str, ...]
         return "", (), think, "empty reply"
     body = _THINK.sub(" ", text) if think_match else text
     try:
-        reply = parse_builder_reply(body, n, height)
+        reply = parse_builder_reply(body, n, height, tolerant_span)
     except ParseError as error:
         return clip(body.strip(), MAX_ENV_TEXT_CHARS), (), think, error.reason
     followed = (reply.followed,) if reply.followed else ()
@@ -162,7 +169,7 @@ def builder_action(text: str, n: int, height: int) -> tuple[str, tuple[str, ...]
             think,
             None,
         )
-    return str(reply.move), followed, think, None
+    return str(reply.move), followed, think, reply.note
 
 
 # ---------------------------------------------------------------------- agents
@@ -177,7 +184,9 @@ class LLMDirector:
 
     async def act(self, context: AgentContext) -> DirectorReply:
         archetype = context.archetype or archetype_for(context.structure_index, context.run, context.seat)
-        messages = director_messages(context.text, context.seat, archetype, context.n, context.height)
+        messages = director_messages(
+            context.text, context.seat, archetype, context.n, context.height, context.protocol
+        )
         with _registered(messages, context):
             completion = await self.client.acomplete(messages)
         think, message, reason = parse_director_reply(completion.text)
@@ -198,15 +207,25 @@ class LLMBuilder:
         self.name = client.model
 
     async def act(self, context: AgentContext) -> BuilderReply:
-        messages = builder_messages(context.text, context.n, context.height, context.candidates is not None)
-        with _registered(messages, context):
-            completion = await self.client.acomplete(messages)
-        action, followed, think, reason = builder_action(completion.text, context.n, context.height)
+        oracle = context.candidates is not None
+        budget = context.tool.max_calls if context.tool is not None else 0
+        messages = builder_messages(context.text, context.n, context.height, oracle, context.protocol, budget)
+        if context.tool is not None:
+            from craft_env.agents.tools import tool_loop
+
+            completion, usage = await tool_loop(self.client, messages, context)
+        else:
+            with _registered(messages, context):
+                completion = await self.client.acomplete(messages)
+            usage = _usage(completion)
+        tolerant = get_protocol(context.protocol).tolerant_span
+        action, followed, think, reason = builder_action(completion.text, context.n, context.height, tolerant)
         return BuilderReply(
             action=action,
             followed=followed,
             think=think,
             raw=clip(completion.text, MAX_RAW_CHARS),
             reason=reason,
-            usage=_usage(completion),
+            usage=usage,
+            tool_calls=tuple(context.tool.calls) if context.tool is not None else (),
         )

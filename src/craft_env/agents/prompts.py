@@ -9,13 +9,18 @@ are never mixed silently (and the replay cache keys change with the text).
 
 Directors get one of five personality archetypes (the paper's names,
 descriptions in our own words), fixed per (structure index, run, seat) by a
-sha256 hash, never by Python's process-salted ``hash()``.
+sha256 hash, never by Python's process-salted ``hash()``. Protocol ``paper``
+uses the paper's own assignment instead (``paper_archetype_for``) and adds
+a paragraph on the paper's rules to both system prompts.
 """
 
 from __future__ import annotations
 
 import hashlib
+import random
 from typing import Any
+
+from craft_env.core.protocol import ARCHETYPES_PAPER, get_protocol
 
 PROMPT_VERSION = "craft-prompts-v1"
 
@@ -50,6 +55,37 @@ def archetype_for(structure_index: int, run: int, seat: str) -> str:
     return ARCHETYPE_NAMES[int.from_bytes(digest[:8], "big") % len(ARCHETYPE_NAMES)]
 
 
+def paper_archetype_for(structure_index: int, run: int, seat: str) -> str:
+    """The paper's archetype of ``seat`` for 0-based ``structure_index`` and ``run`` (its ``--run``).
+
+    The paper seeds ``random.Random`` with CPython's hash of the int tuple
+    (index, director 0..2, run) modulo 2**32 and picks from the five names
+    in the order of ``ARCHETYPE_NAMES``. The hash of a tuple of small ints
+    is the same in every process (only str/bytes hashes are salted).
+    """
+    seed = hash((int(structure_index), int(seat[1:]) - 1, int(run))) % 2**32
+    return random.Random(seed).choice(ARCHETYPE_NAMES)
+
+
+def archetype_of(protocol: object, structure_index: int, run: int, seat: str) -> str:
+    """The archetype of ``seat`` in game (``structure_index``, ``run``) as ``protocol`` assigns it."""
+    if get_protocol(protocol).archetypes == ARCHETYPES_PAPER:
+        return paper_archetype_for(structure_index, run, seat)
+    return archetype_for(structure_index, run, seat)
+
+
+PAPER_RULES = (
+    "Rules of this game (the paper's protocol). Each turn three speaking slots are drawn at random "
+    "among the directors, so a director may speak twice or not at all. A large block may not touch a "
+    "cell that is on no director's wall. The game is won once the structure is at least 95% right."
+)
+PAPER_DIRECTOR_SEES = (
+    "You see only the three walls of the current board, and the conversation as it stood before this "
+    "turn began (not what the others say this turn)."
+)
+PAPER_BUILDER_SEES = "You see the whole board but only this turn's messages, not earlier turns."
+
+
 def _rules(n: int, height: int) -> str:
     last = n - 1
     return (
@@ -68,7 +104,11 @@ def _rules(n: int, height: int) -> str:
     )
 
 
-def director_system_prompt(seat: str, archetype: str, n: int, height: int) -> str:
+def _protocol_notes(protocol: object, sees: str) -> list[str]:
+    return [PAPER_RULES, sees] if get_protocol(protocol).directors_see_walls else []
+
+
+def director_system_prompt(seat: str, archetype: str, n: int, height: int, protocol: object = "craft") -> str:
     """The director's standing instructions: rules, seat, personality, answer format."""
     if archetype not in ARCHETYPES:
         raise ValueError(f"archetype: expected one of {', '.join(ARCHETYPE_NAMES)}, got {archetype!r}")
@@ -76,6 +116,7 @@ def director_system_prompt(seat: str, archetype: str, n: int, height: int) -> st
         [
             f"You are director {seat} in CRAFT, a cooperative building game.",
             _rules(n, height),
+            *_protocol_notes(protocol, PAPER_DIRECTOR_SEES),
             f"Your personality ({archetype}): {ARCHETYPES[archetype]}",
             "Your job: compare your private target wall with the current board and help the builder fix "
             "the most important difference first, usually the lowest wrong layer. Speak in your own frame "
@@ -91,7 +132,7 @@ def director_system_prompt(seat: str, archetype: str, n: int, height: int) -> st
     )
 
 
-def builder_system_prompt(n: int, height: int, oracle: bool) -> str:
+def builder_system_prompt(n: int, height: int, oracle: bool, protocol: object = "craft") -> str:
     """The builder's standing instructions: rules, move syntax, answer format."""
     last, top = n - 1, min(2, height - 1)
     choose = (
@@ -113,6 +154,7 @@ def builder_system_prompt(n: int, height: int, oracle: bool) -> str:
         [
             "You are the builder in CRAFT, a cooperative building game.",
             _rules(n, height),
+            *_protocol_notes(protocol, PAPER_BUILDER_SEES),
             "Your job: read the directors' messages, work out which cells they mean (a director's left "
             "and right are as seen from its own seat), and make one move. " + choose,
             "Move syntax (block codes: colour letter g b r y o, then s for small or l for large):\n" + syntax,
@@ -126,11 +168,11 @@ def builder_system_prompt(n: int, height: int, oracle: bool) -> str:
 
 
 def director_messages(
-    observation_text: str, seat: str, archetype: str, n: int, height: int
+    observation_text: str, seat: str, archetype: str, n: int, height: int, protocol: object = "craft"
 ) -> list[dict[str, Any]]:
     """The chat messages for a director's turn."""
     return [
-        {"role": "system", "content": director_system_prompt(seat, archetype, n, height)},
+        {"role": "system", "content": director_system_prompt(seat, archetype, n, height, protocol)},
         {
             "role": "user",
             "content": observation_text.strip() + "\n\nWrite your <think> and your <message> for this turn.",
@@ -138,10 +180,30 @@ def director_messages(
     ]
 
 
-def builder_messages(observation_text: str, n: int, height: int, oracle: bool) -> list[dict[str, Any]]:
-    """The chat messages for a builder's turn."""
+def tool_instructions(max_tool_calls: int) -> str:
+    """The builder's paragraph on the ``simulate_move`` tool (``agents.tools``)."""
+    return (
+        f"You have a tool, simulate_move, that tries a move on a copy of the board and tells you whether it "
+        f"is legal and how close to the target the board would be after it. You may call it at most "
+        f"{max_tool_calls} times this turn (try the moves the directors ask for), then answer with your "
+        "move as below. Never answer with a move the tool called illegal; ask a question instead."
+    )
+
+
+def builder_messages(
+    observation_text: str,
+    n: int,
+    height: int,
+    oracle: bool,
+    protocol: object = "craft",
+    max_tool_calls: int = 0,
+) -> list[dict[str, Any]]:
+    """The chat messages for a builder's turn (``max_tool_calls`` > 0: the tool condition)."""
+    system = builder_system_prompt(n, height, oracle, protocol)
+    if max_tool_calls:
+        system += "\n\n" + tool_instructions(max_tool_calls)
     return [
-        {"role": "system", "content": builder_system_prompt(n, height, oracle)},
+        {"role": "system", "content": system},
         {
             "role": "user",
             "content": observation_text.strip()

@@ -119,3 +119,56 @@ def protocol_action_mask(protocol: Protocol, n: int) -> np.ndarray:
     if protocol.hidden_span_ban:
         mask[_hidden_span_actions(n)] = 0
     return mask
+
+
+def buildable(structure, protocol: Protocol) -> bool:
+    """Whether ``protocol``'s own rules can build the target ``structure`` at all.
+
+    Under ``hidden_span_ban`` a target with a large block touching a hidden
+    cell can never be finished (14 of the paper's 20); every other target is
+    buildable layer by layer (``docs/rules.md``).
+    """
+    if not protocol.hidden_span_ban:
+        return True
+    n = structure.n
+    hidden = set(hidden_cells(n))
+    for (i, j), stack in structure.stacks().items():
+        if (i, j) in hidden and any(code.endswith("l") for code in stack):
+            return False
+    return True
+
+
+def is_completed(protocol: Protocol, progress: float, board_equals_target: bool) -> bool:
+    """A game counts as completed: the board equals the target, or (``complete_at``) progress reached it."""
+    if protocol.complete_at is not None:
+        return progress >= protocol.complete_at
+    return board_equals_target
+
+
+def banned_reason(protocol: Protocol, move, n: int) -> str | None:
+    """Why ``protocol`` forbids ``move`` on every board (``protocol_action_mask``), or ``None``.
+
+    ``move`` is a ``core.moves.Move`` on the side-``n`` board; a move off the
+    board is left to the rules to reject.
+    """
+    if not protocol.hidden_span_ban or move.action != "place" or move.span_to is None:
+        return None
+    try:
+        action = move.to_action(n)
+    except ValueError:
+        return None
+    if protocol_action_mask(protocol, n)[action]:
+        return None
+    hidden = ", ".join(f"({i},{j})" for i, j in move.cells if (i, j) in hidden_cells(n))
+    return f"illegal under protocol {protocol.name}: a large block may not touch hidden cell {hidden}"
+
+
+def move_reason(board, move, protocol: Protocol) -> str | None:
+    """Why ``move`` is illegal on ``board`` (a ``Structure``) under ``protocol``: its ban, then the rules."""
+    if move.action == "noop":
+        return None
+    try:
+        move.to_action(board.n)
+    except ValueError as error:
+        return str(error)
+    return banned_reason(protocol, move, board.n) or board.check(move)

@@ -292,10 +292,12 @@ class CraftGame:
         return -1, None, None, None, f"the builder's action must be an action id or text, got {kind}"
 
     def _action_from_text(self, text: str) -> tuple[int, Move | None, str | None, str | None]:
+        from craft_env.core.protocol import get_protocol
         from craft_env.text import ParseError, parse_builder_reply
 
         try:
-            reply = parse_builder_reply(text, self.n, self.height)
+            tolerant = get_protocol(getattr(self.config, "protocol", "craft")).tolerant_span
+            reply = parse_builder_reply(text, self.n, self.height, tolerant)
         except ParseError as error:
             return -1, None, None, f"could not parse the builder's reply: {error.reason}"
         if reply.move is None or reply.move.action == "noop":

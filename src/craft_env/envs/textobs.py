@@ -6,6 +6,11 @@ conversation. The builder's holds the conversation, the board and, in the
 oracle condition, its candidate moves. Nothing else: in particular no other
 director's target wall. Text is kept to printable ASCII so it always lies in
 the declared ``gymnasium.spaces.Text`` space.
+
+Under a protocol with ``directors_see_walls`` (the paper's prompts,
+``core.protocol``) a director sees the three walls of the current board and
+the conversation as it stood before the turn began (not what others said
+this turn), and the builder sees only this turn's directors' messages.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import re
 import string
 import unicodedata
 
+from craft_env.core.protocol import get_protocol
 from craft_env.core.views import seat_view
 from craft_env.envs.config import SEATS
 from craft_env.text import (
@@ -62,19 +68,26 @@ def conversation_lines(game, start: int = 0) -> list[tuple[str, str]]:
     return lines
 
 
-def conversation_text(game) -> str:
+def conversation_text(game, keep=None) -> str:
     """``describe_conversation(conversation_lines(game))``, rendered incrementally.
 
     Entries never change once added, so each is rendered once per episode
     (kept in ``game.text_cache``, which ``reset`` empties) instead of on
-    every observation.
+    every observation. ``keep(entry)``, when given, selects the entries shown.
     """
     rendered = game.text_cache.setdefault(("conversation",), [])
     if len(rendered) < len(game.conversation):
         start = len(rendered)
         lines = conversation_lines(game, start)
         rendered.extend(describe_conversation([line]) for line in lines)
+    if keep is not None:
+        rendered = [text for text, entry in zip(rendered, game.conversation) if keep(entry)]
     return "\n".join(rendered) if rendered else describe_conversation([])
+
+
+def game_protocol(game):
+    """The ``Protocol`` the game is played under (``craft`` when its config names none)."""
+    return get_protocol(getattr(game.config, "protocol", "craft"))
 
 
 def board_text(game, walls_only: bool) -> str:
@@ -101,21 +114,31 @@ def director_text(game, seat: int) -> str:
     view_key = ("target view", seat)
     if view_key not in game.text_cache:  # the target is fixed for the episode
         game.text_cache[view_key] = describe_view(seat_view(game.target_structure(), name), name)
+    frozen = game_protocol(game).directors_see_walls
+    turn = game.turn + 1
+    walls = frozen or game.config.director_sees == "walls"
+    keep = (lambda entry: entry["turn"] < turn) if frozen else None
     parts = [
-        f"You are director {name}. Turn {game.turn + 1} of {game.config.max_turns}.",
+        f"You are director {name}. Turn {turn} of {game.config.max_turns}.",
         director_frame_description(name, game.n, game.height),
         f"Your private target view (your wall of the target; only you see it):\n{game.text_cache[view_key]}",
-        f"Current board:\n{board_text(game, game.config.director_sees == 'walls')}",
-        f"Conversation so far:\n{conversation_text(game)}",
+        f"Current board:\n{board_text(game, walls)}",
+        f"Conversation {'before this turn' if frozen else 'so far'}:\n{conversation_text(game, keep)}",
     ]
     return ascii_text("\n\n".join(parts))
 
 
 def builder_text(game) -> str:
+    turn = game.turn + 1
+    if game_protocol(game).directors_see_walls:
+        heard = "This turn's messages"
+        conversation = conversation_text(game, lambda e: e["turn"] == turn and e["speaker"] != "builder")
+    else:
+        heard, conversation = "Conversation so far", conversation_text(game)
     parts = [
-        f"You are the builder. Turn {game.turn + 1} of {game.config.max_turns}.",
+        f"You are the builder. Turn {turn} of {game.config.max_turns}.",
         f"Current board:\n{board_text(game, False)}",
-        f"Conversation so far:\n{conversation_text(game)}",
+        f"{heard}:\n{conversation}",
     ]
     candidates = game.candidate_moves()
     if candidates is not None:

@@ -56,6 +56,8 @@ class Completion:
     latency: float = 0.0
     cached: bool = False
     attempts: int = 1
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    """Function calls the model asked for (``{"id", "name", "arguments"}``, arguments as JSON text)."""
 
 
 def import_litellm() -> Any:
@@ -108,6 +110,27 @@ def _text(response: Any) -> str:
     except (AttributeError, IndexError, KeyError, TypeError):
         return ""
     return content if isinstance(content, str) else ""
+
+
+def _attribute(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def _tool_calls(response: Any) -> tuple[dict[str, Any], ...]:
+    """The reply's function calls as plain dicts (none when the model answered in text)."""
+    try:
+        calls = response.choices[0].message.tool_calls or ()
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return ()
+    out = []
+    for k, call in enumerate(calls):
+        function = _attribute(call, "function") or {}
+        out.append({
+            "id": str(_attribute(call, "id") or f"call_{k}"),
+            "name": str(_attribute(function, "name") or ""),
+            "arguments": str(_attribute(function, "arguments") or "{}"),
+        })
+    return tuple(out)
 
 
 def _cost(litellm: Any, response: Any) -> float:
@@ -205,6 +228,7 @@ class ModelClient:
             cost=float(record.get("cost", 0.0)),
             latency=float(record.get("latency", 0.0)),
             cached=True,
+            tool_calls=tuple(record.get("tool_calls") or ()),
         )
 
     def _finish(self, litellm: Any, key: str, response: Any, latency: float, attempts: int) -> Completion:
@@ -216,6 +240,7 @@ class ModelClient:
             cost=_cost(litellm, response),
             latency=round(latency, 6),
             attempts=attempts,
+            tool_calls=_tool_calls(response),
         )
         if self.cache is not None:
             self.cache.put(
@@ -227,6 +252,7 @@ class ModelClient:
                     "completion_tokens": completion.completion_tokens,
                     "cost": completion.cost,
                     "latency": completion.latency,
+                    **({"tool_calls": list(completion.tool_calls)} if completion.tool_calls else {}),
                 }
             )
         return completion
@@ -256,9 +282,10 @@ class ModelClient:
 
     # --------------------------------------------------------------------- calls
 
-    async def acomplete(self, messages: list[dict[str, Any]]) -> Completion:
-        """One reply, through the cache, retrying transient failures."""
-        key = self.key(messages)
+    async def acomplete(self, messages: list[dict[str, Any]], tools: list[dict] | None = None) -> Completion:
+        """One reply, through the cache, retrying transient failures (``tools``: function calling)."""
+        keyed = {**self.params, "tools": tools} if tools else self.params
+        key = cache_key(self.model, messages, keyed)
         replayed = self._replayed(key)
         if replayed is not None:
             return replayed
@@ -266,9 +293,8 @@ class ModelClient:
         for attempt in range(self.num_retries + 1):
             start = time.perf_counter()
             try:
-                response = await asyncio.wait_for(
-                    litellm.acompletion(**self._kwargs(messages)), timeout=self.timeout + 5.0
-                )
+                kwargs = self._kwargs(messages) | ({"tools": tools, "tool_choice": "auto"} if tools else {})
+                response = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=self.timeout + 5.0)
             except Exception as error:
                 if not self._should_retry(error, attempt):
                     raise self._failure(error, attempt + 1) from None

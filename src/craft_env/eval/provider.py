@@ -18,8 +18,12 @@ from typing import Any
 PROVIDER = "scripted"
 
 
-def scripted_reply(model: str, messages: list[dict[str, Any]]) -> str:
-    """The reply text the scripted (or random) agent gives for ``messages``."""
+def scripted_reply(model: str, messages: list[dict[str, Any]], tools: Any = None) -> Any:
+    """The reply text the scripted (or random) agent gives for ``messages``.
+
+    A builder with the ``simulate_move`` tool (``agents.tools``) answers
+    with a list of tool calls first, then with the best legal move.
+    """
     from craft_env.agents.llm import context_for, messages_key
     from craft_env.agents.random import RandomBuilder, RandomDirector
     from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector
@@ -34,6 +38,12 @@ def scripted_reply(model: str, messages: list[dict[str, Any]]) -> str:
         director = RandomDirector(seed) if randomised else ScriptedDirector()
         reply = director.decide(context)
         return f"<think>{reply.think}</think>\n<message>{reply.message}</message>"
+    if context.tool is not None:
+        from craft_env.agents.tools import scripted_tool_reply
+
+        kind, answer = scripted_tool_reply(context, messages, bool(tools))
+        if kind == "tool_calls" or answer is not None:
+            return answer
     builder = RandomBuilder(seed) if randomised else ScriptedBuilder()
     reply = builder.decide(context)
     followed = ", ".join(reply.followed) or "none"
@@ -55,14 +65,22 @@ def _approximate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def _response(litellm: Any, model: str, messages: list[dict[str, Any]]) -> Any:
-    text = scripted_reply(model, messages)
+def _response(litellm: Any, model: str, messages: list[dict[str, Any]], tools: Any = None) -> Any:
+    answer = scripted_reply(model, messages, tools)
+    message: dict[str, Any] = {"role": "assistant", "content": answer}
+    if isinstance(answer, list):  # tool calls
+        message = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for c in answer
+        ]}
+    text = answer if isinstance(answer, str) else str(answer)
     prompt = sum(_approximate_tokens(str(m.get("content") or "")) for m in messages)
     completion = _approximate_tokens(text)
+    finish = "tool_calls" if isinstance(answer, list) else "stop"
     return litellm.ModelResponse(
         id="scripted-" + hashlib.sha256(text.encode()).hexdigest()[:16],
         model=model,
-        choices=[{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+        choices=[{"index": 0, "finish_reason": finish, "message": message}],
         usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
     )
 
@@ -77,10 +95,10 @@ def register_scripted_provider(litellm: Any) -> None:
         """litellm custom handler answering through the built-in agents."""
 
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
-            return _response(litellm, model, messages)
+            return _response(litellm, model, messages, (kwargs.get("optional_params") or {}).get("tools"))
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
-            return _response(litellm, model, messages)
+            return _response(litellm, model, messages, (kwargs.get("optional_params") or {}).get("tools"))
 
     litellm.custom_provider_map = [
         *litellm.custom_provider_map,

@@ -47,7 +47,12 @@ class RunResult:
     row: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.row = table_row(self.games, self.errored)
+        self.row = table_row(self.games, self.errored, self.protocol)
+        self.row["unbuildable"] = unbuildable_targets(self.config, self.games)
+
+    @property
+    def protocol(self) -> str:
+        return str(self.config.get("protocol", "craft"))
 
     @property
     def director_model(self) -> str:
@@ -65,6 +70,24 @@ class RunResult:
     def oracle(self) -> str:
         n = self.config.get("oracle_n")
         return "?" if n is None else (str(n) if n else "off")
+
+
+def unbuildable_targets(config: dict[str, Any], games: list[GameLog]) -> int | None:
+    """How many of the games' targets the run's protocol cannot build (``None`` if the set is unreadable)."""
+    from craft_env.core.protocol import buildable, get_protocol
+    from craft_env.datasets import load_dataset
+
+    if config.get("source") == "paper logs":  # counted from the logged targets (eval.paperlogs)
+        return None
+    try:
+        rules = get_protocol(config.get("protocol", "craft"))
+        if not rules.hidden_span_ban:
+            return 0
+        structures = load_dataset(config.get("dataset") or "craft")
+    except (OSError, ValueError):
+        return None
+    indices = sorted({g.structure_index for g in games})
+    return sum(1 for i in indices if i < len(structures) and not buildable(structures[i], rules))
 
 
 def _read_config(out: Path) -> dict[str, Any]:
@@ -89,9 +112,14 @@ def _run_dirs(path: Path) -> list[Path]:
 
 def load_results(paths: list[str | os.PathLike]) -> list[RunResult]:
     """Rows for every run under ``paths`` (plus a pooled row per directory with several runs)."""
+    from craft_env.eval.paperlogs import is_paper_log_path, paper_results
+
     results: list[RunResult] = []
     for raw in paths:
         path = Path(raw)
+        if is_paper_log_path(path):
+            results += paper_results(path)
+            continue
         if not path.is_dir():
             raise ValueError(f"report: {os.fspath(raw)!r} is not a directory")
         runs = _run_dirs(path)
@@ -144,13 +172,17 @@ def table1_cells(result: RunResult) -> list[str]:
 
 def extras_cells(result: RunResult) -> list[str]:
     row = result.row
+    unbuildable = row.get("unbuildable")
     return [
+        result.protocol,
         str(row["games"]),
         str(row["errored"]),
         _num(row["completed"]),
         f"{row['mean_turns']:.1f}" if not math.isnan(row["mean_turns"]) else "n/a",
+        "?" if unbuildable is None else str(unbuildable),
         _num(row["followed_oracle"]),
         _num(row["remove_prescribed"]),
+        _num(row["tool_calls_per_turn"]),
         str(row["calls"]),
         str(row["prompt_tokens"] + row["completion_tokens"]),
         f"{row['cost']:.4f}",
@@ -165,12 +197,15 @@ def taxonomy_cells(result: RunResult) -> list[str]:
 TABLE1_HEADERS = ["Run", "Directors", "Builder", "Oracle", *[name for name, _ in TABLE1], "REMOVE", "Gap"]
 EXTRAS_HEADERS = [
     "Run",
+    "Protocol",
     "Games",
     "Errored",
     "Completed",
     "Turns/game",
+    "Unbuildable",
     "Oracle followed",
     "Remove prescribed",
+    "Tool calls/turn",
     "Calls",
     "Tokens",
     "Cost ($)",
@@ -194,18 +229,67 @@ def _tables(results: list[RunResult]) -> list[tuple[str, list[str], list[list[st
     ]
 
 
+def disagreements(results: list[RunResult]) -> list[dict[str, Any]]:
+    """Every place where a replayed log (``eval.paperlogs``) disagrees with what it logged."""
+    found = []
+    for result in results:
+        if result.pooled:
+            continue
+        for game in result.games:
+            found += (game.marker or {}).get("replay_disagreements") or []
+            for turn in game.turns:
+                found += turn.get("replay_disagreements") or []
+    return found
+
+
+def replayed_illegal(results: list[RunResult]) -> list[tuple[str, int, str, str]]:
+    """``(game, turn, move, reason)`` of every move of a replayed paper log that the protocol rejects."""
+    return [
+        (game.structure_id or "?", int(turn.get("turn_number", 0)), str(turn.get("move")),
+         str(turn.get("reason")))
+        for result in results
+        if result.config.get("source") == "paper logs" and not result.pooled
+        for game in result.games
+        for turn in game.turns
+        if not turn.get("legal", True)
+    ]
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
+    return (text if len(text) <= 120 else text[:117] + "...").replace("|", "\\|")
+
+
 def markdown(results: list[RunResult]) -> str:
-    """The report as Markdown (three tables and a legend)."""
+    """The report as Markdown (three tables, replay disagreements if any, and a legend)."""
     lines = ["# CRAFT report", ""]
     for title, headers, rows in _tables(results):
         lines += [f"## {title}", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         lines += ["| " + " | ".join(cells) + " |" for cells in rows]
         lines.append("")
+    found = disagreements(results)
+    if found:
+        lines += [f"## Replay disagreements ({len(found)})", "",
+                  "| Game | Turn | Field | Logged | Replayed |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {d['game']} | {d['turn']} | {d['field']} | {_short(d['logged'])} | {_short(d['replayed'])} |"
+            for d in found
+        ]
+        lines.append("")
+    illegal = replayed_illegal(results)
+    if illegal:
+        lines += [f"## Moves the protocol rejects in replayed logs ({len(illegal)})", "",
+                  "| Game | Turn | Move | Reason |", "|---|---|---|---|"]
+        lines += [f"| {g} | {t} | {m} | {_short(r)} |" for g, t, m, r in illegal]
+        lines.append("")
     lines += [
         "Prog. is the mean of Comp., Pos. Acc. and IoU (the paper's set-based metrics). Fail is the "
         "per-game rate of turns whose move failed. REMOVE is the rate of turns with an attempted "
         "removal, Gap that rate minus the rate of turns where the oracle prescribed one (signed; "
-        "positive: over-removal). Errored games are left out of every number and counted apart.",
+        "positive: over-removal). Errored games are left out of every number and counted apart. "
+        "Completed follows each run's protocol (craft: board == target; paper: progress >= 0.95); "
+        "Unbuildable counts the games' targets that the protocol's own rules cannot finish (paper: a "
+        "large block touching a hidden cell).",
         "",
     ]
     return "\n".join(lines)
@@ -254,6 +338,7 @@ def as_json(results: list[RunResult]) -> list[dict[str, Any]]:
             "director_model": r.director_model,
             "builder_model": r.builder_model,
             "oracle_n": r.config.get("oracle_n"),
+            "protocol": r.protocol,
             "pooled": r.pooled,
             **clean(r.row),
             "progress_curve": [clean(list(p)) for p in progress_curve(r.games, r.max_turns)],
@@ -267,10 +352,14 @@ def write_report(
 ) -> tuple[list[RunResult], Path]:
     """Load ``paths``; write ``report.md``, ``report.json`` and plots into ``out``; return rows, ``out``."""
     results = load_results(paths)
-    target = Path(out) if out is not None else (Path(paths[0]) if len(paths) == 1 else Path("craft_report"))
+    single = len(paths) == 1 and Path(paths[0]).is_dir()
+    target = Path(out) if out is not None else (Path(paths[0]) if single else Path("craft_report"))
     target.mkdir(parents=True, exist_ok=True)
     (target / "report.md").write_text(markdown(results), encoding="utf-8")
     (target / "report.json").write_text(json.dumps(as_json(results), indent=2) + "\n", encoding="utf-8")
+    found = disagreements(results)
+    if found:
+        (target / "disagreements.json").write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8")
     if plots:
         from craft_env.eval.plots import draw_plots
 

@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, GameStopped, Usage
-from craft_env.agents.prompts import archetype_for
+from craft_env.agents.prompts import archetype_of
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
+from craft_env.core.protocol import get_protocol, is_completed
 from craft_env.eval.cache import ReplayCache
 from craft_env.eval.llm import ModelCallError, ModelClient
 from craft_env.eval.logs import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
@@ -130,10 +131,18 @@ class AgentFactory:
         if model == "random":
             from craft_env.agents.random import RandomBuilder
 
-            return RandomBuilder(game_seed(spec.seed, spec.run, 0))
+            return self._with_tools(RandomBuilder(game_seed(spec.seed, spec.run, 0)))
         from craft_env.agents.scripted import ScriptedBuilder
 
-        return ScriptedBuilder()
+        return self._with_tools(ScriptedBuilder())
+
+    def _with_tools(self, builder: Any) -> Any:
+        """A built-in builder that also uses the ``simulate_move`` tool when the run gives it one."""
+        if not self.settings.builder_tools:
+            return builder
+        from craft_env.agents.tools import ToolBuilder
+
+        return ToolBuilder(builder)
 
 
 def _usage_fields(usage: Usage) -> dict[str, Any]:
@@ -191,6 +200,7 @@ def _turn_fields(
     }
     if builder.raw is not None:
         builder_entry["raw"] = builder.raw
+    tool_calls = [dict(call) for call in builder.tool_calls]
     metrics = dict(info["metrics"])
     metrics["distance"] = int(info["distance"])
     move = None if move_attempted is None else move_attempted.to_dict()
@@ -213,10 +223,14 @@ def _turn_fields(
         "remove_attempted": bool(info["remove_attempted"]),
         "progress_data": metrics,
         **_usage_fields(usage),
+        **({"tool_calls": tool_calls} if tool_calls else {}),
     }
 
 
-def _context(env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turns: int) -> AgentContext:
+def _context(
+    env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turns: int, protocol: str = "craft",
+    max_tool_calls: int = 0,
+) -> AgentContext:
     u = env.unwrapped
     seat = u.seat_of.get(agent)
     candidates = None
@@ -233,8 +247,17 @@ def _context(env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turn
         structure_index=spec.index,
         run=spec.run,
         candidates=candidates,
-        archetype=archetype_for(spec.index, spec.run, seat) if seat else None,
+        archetype=archetype_of(protocol, spec.index, spec.run, seat) if seat else None,
+        protocol=protocol,
+        tool=_tool(u, protocol, max_tool_calls) if agent == BUILDER and max_tool_calls else None,
     )
+
+
+def _tool(u: Any, protocol: str, max_tool_calls: int) -> Any:
+    """The builder's ``simulate_move`` tool for this turn (it scores against the target, as the paper's)."""
+    from craft_env.agents.tools import make_simulator
+
+    return make_simulator(u.board, u.game.target_structure(), protocol, max_tool_calls)
 
 
 def _game_errored(
@@ -254,21 +277,29 @@ def _game_errored(
     return GameResult(spec, "errored", turn, usage=usage, error=message)
 
 
+def env_options(spec: GameSpec, settings: RunSettings, text_observations: bool) -> dict[str, Any]:
+    """The keywords of ``craft_env.env`` for one game of the run (the protocol only when not ``craft``)."""
+    options: dict[str, Any] = {
+        "message_mode": "text",
+        "structure": spec.structure,
+        "oracle_n": settings.oracle_n or None,
+        "max_turns": settings.turns,
+        "start": settings.start,
+        "director_order": settings.director_order,
+        "text_observations": text_observations,
+    }
+    if settings.protocol != "craft":
+        options["protocol"] = settings.protocol
+    return options
+
+
 async def play_game(
     spec: GameSpec, settings: RunSettings, factory: AgentFactory, run_log: RunLog, attempt: int
 ) -> GameResult:
     """Play one game to its end, logging every turn; errors end it as ``errored``."""
     import craft_env
 
-    env = craft_env.env(
-        message_mode="text",
-        structure=spec.structure,
-        oracle_n=settings.oracle_n or None,
-        max_turns=settings.turns,
-        start=settings.start,
-        director_order=settings.director_order,
-        text_observations=factory.needs_text,
-    )
+    env = craft_env.env(**env_options(spec, settings, factory.needs_text))
     env.reset(seed=spec.seed)
     u = env.unwrapped
     directors = {seat: factory.director(spec, seat) for seat in u.seat_of.values()}
@@ -281,6 +312,7 @@ async def play_game(
         0,
         seed=spec.seed,
         complexity=spec.structure.complexity or spec.structure.tier,
+        protocol=settings.protocol,
     )
     total = Usage()
     turn_usage = Usage()
@@ -293,7 +325,8 @@ async def play_game(
                 env.step(None)
                 continue
             obs = env.observe(agent)
-            context = _context(env, agent, obs, spec, settings.turns)
+            tools = settings.max_tool_calls if settings.builder_tools else 0
+            context = _context(env, agent, obs, spec, settings.turns, settings.protocol, tools)
             if agent != BUILDER:
                 reply = await directors[context.seat].act(context)
                 env.step(reply.message)
@@ -341,7 +374,8 @@ async def play_game(
     finally:
         env.close()
     final = dict(last_info.get("metrics") or {})
-    completed = bool(last_info) and int(last_info.get("distance", 1)) == 0
+    exact = bool(last_info) and int(last_info.get("distance", 1)) == 0
+    completed = is_completed(get_protocol(settings.protocol), final.get("progress", 0.0), exact)
     run_log.game_event(
         "done",
         spec.index,
@@ -392,12 +426,24 @@ def prepare_output(settings: RunSettings, resume: bool, redactor: Redactor) -> N
         )
     if resume and not config_path.exists():
         raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
+    if resume:
+        check_resume_protocol(config_path, settings.protocol)
     out.mkdir(parents=True, exist_ok=True)
     if not config_path.exists():
         data = settings.to_dict()
         data["craft_env_version"] = __version__
         data["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         _write_json(config_path, data, redactor)
+
+
+def check_resume_protocol(config_path: Path, protocol: str) -> None:
+    """A resumed run keeps its protocol: ``ValueError`` when ``protocol`` differs from the saved one."""
+    saved = json.loads(config_path.read_text(encoding="utf-8")).get("protocol", "craft")
+    if saved != protocol:
+        raise ValueError(
+            f"protocol: the run in {os.fspath(config_path.parent)!r} was played under {saved!r}, "
+            f"not {protocol!r}; resume it under {saved!r} or start a new --out"
+        )
 
 
 def load_settings(out: str | os.PathLike) -> RunSettings:
@@ -492,12 +538,13 @@ async def _run_one(
     selected = {(run, s.index) for s in specs}
     done = [g for key, g in sorted(games.items()) if key in selected and g.status == "done"]
     errored = len(specs) - len(done)
-    row = table_row(done, errored)
+    row = table_row(done, errored, settings.protocol)
     summary = {
         "run": run,
         "director_model": settings.director_model,
         "builder_model": settings.builder_model,
         "prompt_version": settings.prompt_version,
+        "protocol": settings.protocol,
         "games": len(specs),
         "done": len(done),
         "errored": errored,

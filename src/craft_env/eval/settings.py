@@ -7,6 +7,12 @@ Model names: ``"scripted"`` (the built-in team, no litellm), ``"random"``
 ``craft-env play`` (``builder``, ``D1``, ``D2``, ``D3``; None in a benchmark
 run), so a game's ``config.json`` says who sat where. A bad value raises
 ``ValueError`` naming the field.
+
+``dataset`` is a bundled set by name (``"paper"``, the default: the paper's
+20; ``"craft"``: ours) or a structures file. ``protocol`` is ``"craft"``
+(default) or ``"paper"`` (``core.protocol``). ``builder_tools`` gives a
+model builder the ``simulate_move`` tool, at most ``max_tool_calls`` calls
+a turn (``agents.tools``).
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from typing import Any
 
 from craft_env.agents.prompts import PROMPT_VERSION
 from craft_env.core.board import Structure
+from craft_env.core.protocol import get_protocol
+from craft_env.datasets import EVAL_SETS
 
 BUILT_IN = ("scripted", "random")
 PERSON_SEATS = ("builder", "D1", "D2", "D3")
@@ -39,7 +47,13 @@ RESULT_FIELDS = (
     "max_tokens",
     "prompt_version",
     "person",
+    "protocol",
+    "builder_tools",
+    "max_tool_calls",
 )
+DEFAULT_DATASET = "paper"
+# The paper's budget of simulate_move calls per builder turn (docs/benchmark.md, "The paper's three conditions and the tool").
+DEFAULT_MAX_TOOL_CALLS = 3
 
 
 def _positive_int(name: str, value: object, minimum: int = 1) -> int:
@@ -83,7 +97,7 @@ class RunSettings:
     builder_model: str = "scripted"
     api_base: str | None = None
     structures: list[int] | None = None
-    dataset: str | None = None
+    dataset: str | None = DEFAULT_DATASET
     runs: int = 1
     turns: int = 20
     oracle_n: int = 5
@@ -98,6 +112,9 @@ class RunSettings:
     replay_only: bool = False
     prompt_version: str = PROMPT_VERSION
     person: str | None = None
+    protocol: str = "craft"
+    builder_tools: bool = False
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
 
     def __post_init__(self) -> None:
         for name in ("director_model", "builder_model"):
@@ -128,10 +145,19 @@ class RunSettings:
             _positive_int("max_tokens", self.max_tokens)
         if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
             raise ValueError(f"timeout: expected a positive number of seconds, got {self.timeout!r}")
-        if self.dataset is not None:
-            if not Path(self.dataset).is_file():
-                raise ValueError(f"dataset: no such file {self.dataset!r}")
+        if self.dataset is None:
+            self.dataset = DEFAULT_DATASET
+        if self.dataset not in EVAL_SETS:
+            if not isinstance(self.dataset, str) or not Path(self.dataset).is_file():
+                raise ValueError(
+                    f"dataset: expected {' or '.join(EVAL_SETS)} or a structures file, no such file "
+                    f"{self.dataset!r}"
+                )
             self.dataset = os.path.abspath(self.dataset)
+        get_protocol(self.protocol)
+        if not isinstance(self.builder_tools, bool):
+            raise ValueError(f"builder_tools: expected a bool, got {self.builder_tools!r}")
+        _positive_int("max_tool_calls", self.max_tool_calls)
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -144,10 +170,10 @@ class RunSettings:
         return params
 
     def load_structures(self) -> list[Structure]:
-        """The dataset (bundled eval set by default), checked against ``structures``."""
-        from craft_env.datasets import load_eval_set, load_structures
+        """The dataset (the bundled ``paper`` set by default), checked against ``structures``."""
+        from craft_env.datasets import load_dataset
 
-        structures = load_structures(self.dataset) if self.dataset else load_eval_set()
+        structures = load_dataset(self.dataset)
         if self.structures is not None:
             bad = [i for i in self.structures if i >= len(structures)]
             if bad:
@@ -165,6 +191,8 @@ class RunSettings:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSettings:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if known.get("dataset", "") is None:  # saved before the paper set shipped: the bundled set was ours
+            known["dataset"] = "craft"
         return cls(**known)
 
 

@@ -9,8 +9,9 @@ For a set of finished games (one run, or several pooled):
 * ``remove``: attempted-remove rate over all turns (pooled);
 * ``gap``: ``remove`` minus the rate of turns where the oracle prescribed a
   removal (signed);
-* extras: games, errored games, completed fraction, mean turns, oracle
-  adherence, calls, tokens and cost.
+* extras: games, errored games, completed fraction (as the run's protocol
+  counts it: board == target, or progress >= 0.95 under ``paper``), mean
+  turns, oracle adherence, tool calls per turn, calls, tokens and cost.
 
 Curves: progress after turn t for t = 1..T (a game that ended early keeps
 its final value), and attempted/prescribed remove rates per turn among the
@@ -23,6 +24,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from craft_env.core.protocol import get_protocol, is_completed
 from craft_env.eval.logs import GameLog
 from craft_env.eval.taxonomy import taxonomy
 
@@ -53,9 +55,10 @@ def _rate(flags: list[bool]) -> float:
     return sum(flags) / len(flags) if flags else float("nan")
 
 
-def table_row(games: Sequence[GameLog], errored: int = 0) -> dict[str, Any]:
+def table_row(games: Sequence[GameLog], errored: int = 0, protocol: object = "craft") -> dict[str, Any]:
     """Table 1 for ``games`` (finished games only), with extras (see the module docstring)."""
-    row: dict[str, Any] = {"games": len(games), "errored": errored}
+    rules = get_protocol(protocol)
+    row: dict[str, Any] = {"games": len(games), "errored": errored, "protocol": rules.name}
     finals = [final_metrics(g) for g in games]
     for name in METRICS:
         row[name], row[name + "_sem"] = mean_sem([f.get(name, float("nan")) for f in finals])
@@ -68,7 +71,17 @@ def table_row(games: Sequence[GameLog], errored: int = 0) -> dict[str, Any]:
     row["gap"] = row["remove"] - row["remove_prescribed"]
     row["followed_oracle"] = _rate([bool(t["followed_oracle"]) for t in turns])
     row["completed"] = _rate(
-        [f.get("completion", 0.0) >= 1.0 and f.get("voxel_iou", 0.0) >= 1.0 for f in finals]
+        [
+            is_completed(
+                rules,
+                f.get("progress", 0.0),
+                f.get("completion", 0.0) >= 1.0 and f.get("voxel_iou", 0.0) >= 1.0,
+            )
+            for f in finals
+        ]
+    )
+    row["tool_calls_per_turn"] = (
+        sum(len(t.get("tool_calls") or ()) for t in turns) / len(turns) if turns else float("nan")
     )
     row["mean_turns"] = len(turns) / len(games) if games else float("nan")
     row["calls"] = sum(int(t.get("calls", 0)) for t in turns)

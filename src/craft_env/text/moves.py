@@ -26,6 +26,7 @@ from craft_env.core.encoding import BLOCK_CODES, COLOURS, DEFAULT_HEIGHT, DEFAUL
 from craft_env.core.moves import Move
 from craft_env.text._vocab import find_code, find_colour, find_size, strip_fences
 from craft_env.text.errors import ParseError
+from craft_env.text.paper_grammar import read_paper_reply
 
 __all__ = ["BuilderReply", "format_move", "parse_builder_reply", "parse_move", "find_positions"]
 
@@ -500,6 +501,7 @@ class BuilderReply:
     question: str | None
     followed: str | None
     raw: str
+    note: str | None = None
 
 
 def _tag(name: str) -> re.Pattern:
@@ -606,11 +608,17 @@ def _statements(body: str) -> str:
     return "".join(s for s in _sentences(body) if not s.endswith("?"))
 
 
-def parse_builder_reply(text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEIGHT) -> BuilderReply:
+def parse_builder_reply(
+    text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEIGHT, tolerant_span: bool = False
+) -> BuilderReply:
     """Read a builder's turn: its move, or a clarifying question, and whom it followed.
 
-    The move comes from, in this order, a ``<move>...</move>`` tag, a
-    ``MOVE:`` line, a JSON object, or a bare move phrase in the prose. If
+    A reply in the paper's grammar (``PLACE:code:pos:L[:span]:CONFIRM:...``,
+    ``REMOVE:...``, ``CLARIFY:...``) is read by ``text.paper_grammar``
+    (``tolerant_span``: the paper's reading of a small block with a span;
+    ``note`` says what was ignored). Otherwise the move comes from, in this
+    order, a ``<move>...</move>`` tag, a ``MOVE:`` line, a JSON object, or a
+    bare move phrase in the prose. If
     none is there but the text asks something (``<question>``, a
     ``QUESTION:`` line, a sentence ending in '?'), the reply is that question
     with the no-op move. A sentence that is itself a question ("Should I
@@ -624,6 +632,9 @@ def parse_builder_reply(text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEI
         raise ParseError(f"expected text, got {type(text).__name__}", text)
     body = strip_fences(text)
     followed = _find_followed(body)
+    paper = read_paper_reply(body, tolerant_span, n)
+    if paper is not None:
+        return BuilderReply(paper.move, paper.question, followed, text, paper.note)
     question = _find_question(body)
 
     explicit = _MOVE_TAG.search(body)

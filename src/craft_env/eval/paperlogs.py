@@ -1,0 +1,840 @@
+"""The paper's result logs, read and written: replayed with our engine, imported and exported.
+
+The paper's code writes one JSON file per game,
+``<condition>_run<R>/<director>_<builder>/craft_<structure_id>_<R>.json``
+(``condition`` is ``oracle<N>_tools``, ``oracle<N>_no_tools``,
+``no_oracle_tools`` or ``no_oracle_no_tools``) holding
+``{"experiment_info": ..., "games": [game]}``; ``docs/paper-logs.md``
+lists the fields this module reads and writes.
+
+* ``read_paper_games(path)``: every game under a file or a directory,
+  replayed move by move with our engine under the protocol the log
+  declares (``experiment_info["protocol"]``, else ``paper``). Each turn
+  becomes a turn record of our log format (``eval.logs``) and every place
+  where the replay disagrees with the log (board before the move, whether
+  the move failed, the metrics after it, the final progress) is listed
+  with both values. A move our rules (or the protocol's ban) reject is a
+  failed turn with the reason. Unknown fields are kept (``paper_turn``,
+  ``paper_game``); missing optional ones are tolerated.
+* ``import_paper_logs(path, out)``: those games as our run directories
+  (``config.json``, ``structures.json``, ``run_<R>/log.jsonl``), one per
+  (condition, director, builder), so ``craft-env report`` reads them.
+* ``export_paper_logs(run_dir, out)``: one of our runs in the paper's
+  format (flat ``structure_before`` + ``spans_before``, large removals
+  carrying their ``span_to``, the tracker record in ``progress_data``).
+
+Export then import gives back the same games, moves and metrics (tested).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import math
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from craft_env.core.board import Structure
+from craft_env.core.encoding import format_position, parse_position
+from craft_env.core.moves import Move
+from craft_env.core.protocol import Protocol, get_protocol, is_completed, move_reason
+from craft_env.core.views import seat_cells
+
+log = logging.getLogger(__name__)
+
+SEATS = ("D1", "D2", "D3")
+TOLERANCE = 1e-6
+# Our metric name -> the paper tracker's name.
+PAPER_METRICS = {
+    "iou": "iou_score",
+    "completion": "completion_percentage",
+    "position_accuracy": "position_accuracy",
+    "progress": "overall_progress",
+}
+_DIR_RE = re.compile(r"^(oracle\d+|no_oracle)_(tools|no_tools)_run(\d+)$")
+_START_CATEGORY = {
+    "empty": "empty",
+    "first_layer": "firstLayer",
+    "first_two_layers": "firstTwoLayers",
+    "wall_D1": "D1Wall",
+    "wall_D2": "D2Wall",
+    "wall_D3": "D3Wall",
+}
+_START_OF_CATEGORY = {v: k for k, v in _START_CATEGORY.items()}
+
+
+def condition_name(oracle_n: int, tools: bool) -> str:
+    """The paper's condition directory stem, e.g. ``oracle5_no_tools`` or ``no_oracle_tools``."""
+    return f"{f'oracle{oracle_n}' if oracle_n else 'no_oracle'}_{'tools' if tools else 'no_tools'}"
+
+
+def _model_dir_name(name: str) -> str:
+    return str(name).split(",,", 1)[0].replace("/", "-")
+
+
+# ------------------------------------------------------------------ replay engine
+
+
+@dataclass
+class Step:
+    """One replayed move: legality (with the reason), the boards around it and what the oracle says."""
+
+    legal: bool
+    reason: str | None
+    before: Structure
+    after: Structure
+    metrics: dict[str, float]
+    optimal: bool
+    remove_prescribed: bool
+
+
+class Replayer:
+    """Plays moves on a board under a protocol, with our engine (``core``), scoring after each."""
+
+    def __init__(self, target: Structure, protocol: Protocol, board: Structure | None = None) -> None:
+        self.target = target
+        self.protocol = protocol
+        self.board = board if board is not None else Structure.empty(target.n, target.height)
+
+    def check(self, move: Move) -> str | None:
+        """Why ``move`` is illegal now under the protocol, or ``None``."""
+        return move_reason(self.board, move, self.protocol)
+
+    def step(self, move: Move | None) -> Step:
+        from craft_env import metrics, oracle
+
+        before = self.board
+        optimal_moves = oracle.optimal_moves(before, self.target)
+        reason = None if move is None else self.check(move)
+        if move is not None and move.action != "noop" and reason is None:
+            self.board = before.apply(move)
+        scores = metrics.score(self.board, self.target)
+        scores["distance"] = int(oracle.distance(self.board, self.target))
+        legal = reason is None
+        return Step(
+            legal=legal,
+            reason=reason,
+            before=before,
+            after=self.board,
+            metrics=scores,
+            optimal=bool(legal and move is not None and move.action != "noop" and move in optimal_moves),
+            remove_prescribed=any(m.action == "remove" for m in optimal_moves),
+        )
+
+
+# ------------------------------------------------------------------- reading logs
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with non-finite floats written as the strings ``"Infinity"``, ``"-Infinity"``, ``"NaN"``
+    (the paper's logs hold ``Infinity``; our JSONL is strict JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def _spans(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def board_from_paper(structure: Any, spans: Any, n: int = 3, height: int = 3) -> Structure:
+    """A board from the paper's flat ``{cell: [codes]}`` and ``{"L": [[a, b]]}``; ``ValueError`` if invalid."""
+    if not isinstance(structure, dict):
+        raise ValueError(f"structure: expected a mapping of '(i,j)' -> stack, got {structure!r}")
+    cells: dict[str, list[str]] = {}
+    for key, stack in structure.items():
+        cells[format_position(parse_position(key, n, field="structure"))] = stack
+    return Structure.from_dict({"structure": cells, "spans": _spans(spans)}, n=n, height=height)
+
+
+def move_from_paper(data: Any, protocol: Protocol) -> tuple[Move | None, str | None]:
+    """``(move, note)`` from a paper move dict; ``(None, reason)`` when it cannot be read at all.
+
+    The layer is taken as logged (``int()`` as the paper does). A remove's
+    code and span are ignored (our remove takes the whole top block); a
+    small block's span is ignored under ``tolerant_span``.
+    """
+    if not isinstance(data, dict):
+        return None, f"move: expected a dict, got {data!r}"
+    action = str(data.get("action", "")).strip().lower()
+    try:
+        layer = None if data.get("layer") is None else int(data["layer"])
+        if action == "remove":
+            return Move.remove(data.get("position"), layer), None
+        if action == "place":
+            block = str(data.get("block", "")).strip().lower()
+            span = data.get("span_to")
+            note = None
+            if span not in (None, "") and block.endswith("s") and protocol.tolerant_span:
+                note, span = f"span_to {span} ignored: {block} is a small block", None
+            return Move.place(block, data.get("position"), span if span not in ("",) else None, layer), note
+    except (TypeError, ValueError) as error:
+        return None, str(error)
+    if action in ("clarify", "noop", "pass"):
+        return Move.noop(), None
+    return None, f"action: expected place or remove, got {data.get('action')!r}"
+
+
+@dataclass
+class PaperGame:
+    """One game of a paper log, replayed: our turn records, the disagreements, where it came from."""
+
+    path: str
+    condition: str
+    director: str
+    builder: str
+    run: int
+    structure_index: int
+    structure_id: str
+    target: Structure
+    protocol: Protocol
+    max_turns: int
+    oracle_n: int
+    tools: bool
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+    final: dict[str, float] = field(default_factory=dict)
+    completed: bool = False
+    paper_game: dict[str, Any] = field(default_factory=dict)
+    experiment_info: dict[str, Any] = field(default_factory=dict)
+    start: str = "empty"
+
+    @property
+    def group(self) -> tuple[str, str, str]:
+        return (self.condition, self.director, self.builder)
+
+
+def paper_log_files(path: str | os.PathLike) -> list[Path]:
+    """The paper result files under ``path`` (the file itself, or every ``*.json`` holding ``games``)."""
+    root = Path(path)
+    candidates = [root] if root.is_file() else sorted(root.rglob("*.json"))
+    found = []
+    for candidate in candidates:
+        try:
+            head = json.loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            if root.is_file():
+                raise ValueError(f"report: {os.fspath(candidate)!r} is not a JSON file") from None
+            continue
+        if isinstance(head, dict) and isinstance(head.get("games"), list):
+            found.append(candidate)
+    return found
+
+
+def is_paper_log_path(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a paper result file, or a directory with some but no run logs of ours."""
+    root = Path(path)
+    if root.is_file():
+        return root.suffix == ".json"
+    if not root.is_dir() or (root / "log.jsonl").exists() or any(root.glob("run_*/log.jsonl")):
+        return False
+    return bool(paper_log_files(root))
+
+
+def _where(path: Path, info: dict[str, Any]) -> tuple[str, str, str, int | None]:
+    """``(condition, director, builder, run)`` from the directory names, else ``experiment_info``."""
+    models = info.get("models") if isinstance(info.get("models"), dict) else {}
+    director = _model_dir_name(models.get("director", "?"))
+    builder = _model_dir_name(models.get("builder", "?"))
+    run = None
+    oracle_n = int(info.get("num_oracle") or 0) if info.get("use_oracle") else 0
+    condition = condition_name(oracle_n, bool(info.get("builder_tool_use")))
+    matched = _DIR_RE.match(path.parent.parent.name) if len(path.parts) >= 3 else None
+    if matched:
+        condition, run = f"{matched.group(1)}_{matched.group(2)}", int(matched.group(3))
+        if not models and "_" in path.parent.name:
+            director, builder = path.parent.name.split(",,", 1)[0].split("_", 1)
+    return condition, director, builder, run
+
+
+def _index_of(info: dict[str, Any], game: dict[str, Any]) -> int:
+    if isinstance(info.get("structure_index"), int):
+        return int(info["structure_index"])
+    digits = re.findall(r"\d+", str(game.get("structure_id", "")))
+    return int(digits[-1]) - 1 if digits else 0
+
+
+def _differs(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return not (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= TOLERANCE)
+    return a != b
+
+
+def _disagree(game: PaperGame, turn: int, name: str, logged: Any, replayed: Any) -> None:
+    game.disagreements.append(
+        {
+            "game": game.structure_id,
+            "path": game.path,
+            "turn": turn,
+            "field": name,
+            "logged": logged,
+            "replayed": replayed,
+        }
+    )
+
+
+def _board_text(board: Structure) -> dict[str, Any]:
+    data = board.to_dict(views=False)
+    return {"structure": data["structure"], "spans": data["spans"]}
+
+
+def _director_entries(responses: Any, archetypes: dict[str, Any]) -> list[dict[str, Any]]:
+    entries = []
+    for order, (seat, reply) in enumerate((responses or {}).items() if isinstance(responses, dict) else ()):
+        reply = reply if isinstance(reply, dict) else {"public_message": str(reply)}
+        entries.append(
+            {
+                "director": seat,
+                "agent": f"director_{str(seat)[1:]}",
+                "order": order,
+                "archetype": archetypes.get(seat),
+                "think": str(reply.get("internal_thinking") or ""),
+                "message": str(reply.get("public_message") or ""),
+                "reason": None,
+                "intent": None,
+                "calls": 0,
+                "tokens": {"prompt": 0, "completion": 0},
+                "cost": 0.0,
+                "latency": 0.0,
+                "raw": reply.get("raw_response"),
+            }
+        )
+    return entries
+
+
+def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], number: int) -> dict[str, Any]:
+    """One paper turn as our turn record, replayed; disagreements are added to ``game``."""
+    if "structure_before" in turn:
+        try:
+            logged_before = board_from_paper(turn["structure_before"], turn.get("spans_before"))
+        except ValueError as error:
+            _disagree(game, number, "structure_before", f"unreadable: {error}", _board_text(replayer.board))
+        else:
+            if logged_before != replayer.board:
+                _disagree(
+                    game,
+                    number,
+                    "structure_before",
+                    turn["structure_before"],
+                    _board_text(replayer.board)["structure"],
+                )
+    raw_move = turn.get("move_attempted") or turn.get("builder_move_raw")
+    clarify = "clarification" in turn and raw_move is None
+    move, note = (
+        (Move.noop(), None) if clarify or raw_move is None else move_from_paper(raw_move, game.protocol)
+    )
+    unreadable = None if move is not None else note
+    step = replayer.step(move)
+    legal = step.legal and unreadable is None
+    reason = unreadable or step.reason
+    logged_failed = turn.get("failed_move")
+    if isinstance(logged_failed, bool) and not clarify and logged_failed == legal:
+        _disagree(game, number, "failed_move", logged_failed, not legal)
+    progress = turn.get("progress_data") if isinstance(turn.get("progress_data"), dict) else {}
+    logged_metrics = progress.get("metrics") if isinstance(progress.get("metrics"), dict) else None
+    if logged_metrics is not None and legal:
+        for ours, theirs in PAPER_METRICS.items():
+            if theirs in logged_metrics and _differs(logged_metrics[theirs], step.metrics[ours]):
+                _disagree(game, number, theirs, logged_metrics[theirs], step.metrics[ours])
+    offered = turn.get("oracle_moves")
+    offered = [m for m in offered if isinstance(m, dict)] if isinstance(offered, list) else None
+    candidates = [move_from_paper(m, game.protocol)[0] for m in offered or ()]
+    executed = legal and move is not None and move.action != "noop"
+    move_dict = None if move is None or move.action == "noop" else move.to_dict()
+    record = {
+        "structure_before": _board_text(step.before),
+        "director_order": list((turn.get("director_responses") or {}).keys())
+        if isinstance(turn.get("director_responses"), dict)
+        else [],
+        "director_responses": _director_entries(
+            turn.get("director_responses"), game.paper_game.get("archetypes", {})
+        ),
+        "oracle_moves": None if offered is None and not game.oracle_n else [m for m in offered or ()],
+        "builder": {
+            "think": "",
+            "followed": [],
+            "reason": note if move is not None else None,
+            "sent": turn.get("builder_confirmation"),
+            "action_id": None,
+            "calls": 0,
+            "tokens": {"prompt": 0, "completion": 0},
+            "cost": 0.0,
+            "latency": 0.0,
+        },
+        "move_attempted": move_dict,
+        "move": None if move_dict is None else str(move),
+        "question": turn.get("clarification") if clarify else None,
+        "legal": legal,
+        "failed": not legal,
+        "executed": executed,
+        "reason": reason,
+        "followed_oracle": bool(
+            move is not None and move.action != "noop" and move in [c for c in candidates if c]
+        ),
+        "optimal": step.optimal and unreadable is None,
+        "remove_prescribed": step.remove_prescribed,
+        "remove_attempted": bool(move is not None and move.action == "remove"),
+        "progress_data": dict(step.metrics),
+        "calls": 0,
+        "tokens": {"prompt": 0, "completion": 0},
+        "cost": 0.0,
+        "latency": 0.0,
+        "paper_turn": json_safe(turn),
+    }
+    if isinstance(turn.get("tool_calls"), list):
+        record["tool_calls"] = turn["tool_calls"]
+    record["replay_disagreements"] = [d for d in game.disagreements if d["turn"] == number]
+    return record
+
+
+def replay_paper_game(path: Path, info: dict[str, Any], data: dict[str, Any]) -> PaperGame:
+    """One game dict of a paper log, replayed (see the module docstring)."""
+    condition, director, builder, run = _where(path, info)
+    protocol = get_protocol(info.get("protocol", "paper"), "experiment_info.protocol")
+    target = board_from_paper(data.get("target_structure"), data.get("target_spans"))
+    index = _index_of(info, data)
+    structure_id = str(data.get("structure_id") or f"structure_{index + 1:03d}")
+    target = Structure(
+        target.array, target.n, id=structure_id, complexity=data.get("complexity"), _trusted=True
+    )
+    oracle_n = int(info.get("num_oracle") or 0) if info.get("use_oracle") else 0
+    archetypes = {seat: data.get(f"{seat} Archetype") for seat in SEATS if data.get(f"{seat} Archetype")}
+    kept = json_safe({k: v for k, v in data.items() if k != "turns"})
+    kept["archetypes"] = archetypes
+    game = PaperGame(
+        path=os.fspath(path),
+        condition=condition,
+        director=director,
+        builder=builder,
+        run=run if run is not None else int(info.get("run") or 1),
+        structure_index=index,
+        structure_id=structure_id,
+        target=target,
+        protocol=protocol,
+        max_turns=int(info.get("max_turns") or 20),
+        oracle_n=oracle_n,
+        tools=bool(info.get("builder_tool_use")),
+        paper_game=kept,
+        experiment_info=json_safe(info),
+        start=_START_OF_CATEGORY.get(str(data.get("partialCompletionCategory", "empty")), "empty"),
+    )
+    turns = [t for t in data.get("turns") or () if isinstance(t, dict)]
+    start = None
+    if turns and "structure_before" in turns[0]:
+        try:
+            start = board_from_paper(turns[0]["structure_before"], turns[0].get("spans_before"))
+        except ValueError:
+            start = None
+    replayer = Replayer(target, protocol, start)
+    for position, turn in enumerate(turns):
+        number = int(turn.get("turn_number") or position + 1)
+        game.turns.append(_replay_turn(game, replayer, turn, number))
+    game.final = dict(game.turns[-1]["progress_data"]) if game.turns else dict(replayer.step(None).metrics)
+    exact = game.final.get("distance", 1) == 0
+    game.completed = is_completed(protocol, game.final.get("progress", 0.0), exact)
+    if isinstance(data.get("completed"), bool) and data["completed"] != game.completed:
+        _disagree(game, 0, "completed", data["completed"], game.completed)
+    return game
+
+
+def read_paper_games(path: str | os.PathLike) -> list[PaperGame]:
+    """Every game of every paper log under ``path``, replayed (an unreadable game is skipped, with a warning)."""
+    files = paper_log_files(path)
+    if not files:
+        raise ValueError(f"report: no paper result files (with 'games') under {os.fspath(path)!r}")
+    games = []
+    for file in files:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        info = data.get("experiment_info") if isinstance(data.get("experiment_info"), dict) else {}
+        for entry in data["games"]:
+            if not isinstance(entry, dict) or "target_structure" not in entry:
+                log.warning(
+                    "%s: a game without target_structure (error: %s); skipped",
+                    file,
+                    entry.get("error") if isinstance(entry, dict) else entry,
+                )
+                continue
+            try:
+                games.append(replay_paper_game(file, info, entry))
+            except ValueError as error:
+                log.warning("%s: game %s unreadable: %s; skipped", file, entry.get("structure_id"), error)
+    return games
+
+
+# ------------------------------------------------------------ as our logs and rows
+
+
+def game_level(game: PaperGame) -> list[dict[str, Any]]:
+    """The disagreements about the game as a whole (turn 0: ``completed``)."""
+    return [d for d in game.disagreements if d["turn"] == 0]
+
+
+def _game_logs(games: list[PaperGame]):
+    from craft_env.eval.logs import GameLog
+
+    out = []
+    for game in sorted(games, key=lambda g: (g.run, g.structure_index)):
+        marker = {
+            "kind": "game",
+            "event": "done",
+            "final": game.final,
+            "completed": game.completed,
+            "replay_disagreements": game_level(game),
+        }
+        out.append(
+            GameLog(game.run, game.structure_index, game.structure_id, "done", 1, 1, game.turns, marker)
+        )
+    return out
+
+
+def _group_config(games: list[PaperGame]) -> dict[str, Any]:
+    first = games[0]
+    return {
+        "director_model": first.director,
+        "builder_model": first.builder,
+        "oracle_n": first.oracle_n,
+        "builder_tools": first.tools,
+        "protocol": first.protocol.name,
+        "turns": first.max_turns,
+        "runs": len({g.run for g in games}),
+        "start": first.start,
+        "condition": first.condition,
+        "source": "paper logs",
+    }
+
+
+def _groups(games: list[PaperGame]) -> dict[tuple[str, str, str], list[PaperGame]]:
+    groups: dict[tuple[str, str, str], list[PaperGame]] = {}
+    for game in games:
+        groups.setdefault(game.group, []).append(game)
+    return dict(sorted(groups.items()))
+
+
+def paper_results(path: str | os.PathLike) -> list[Any]:
+    """Report rows (``report.RunResult``) for the paper logs under ``path``: one per (condition, director,
+    builder), pooled over runs, with the replay's disagreements."""
+    from craft_env.core.protocol import buildable
+    from craft_env.eval.report import RunResult
+
+    results = []
+    for (condition, director, builder), games in _groups(read_paper_games(path)).items():
+        config = _group_config(games)
+        result = RunResult(f"{condition}/{director}_{builder}", config, _game_logs(games), 0, config["turns"])
+        result.row["unbuildable"] = sum(1 for g in games if not buildable(g.target, g.protocol))
+        results.append(result)
+    return results
+
+
+def import_paper_logs(path: str | os.PathLike, out: str | os.PathLike) -> list[Path]:
+    """Write the paper logs under ``path`` as our run directories in ``out`` (one per group if several)."""
+    from craft_env.datasets import save_structures
+    from craft_env.eval.logs import CONFIG_NAME, RunLog
+
+    groups = _groups(read_paper_games(path))
+    written = []
+    for (condition, director, builder), games in groups.items():
+        target_dir = Path(out) if len(groups) == 1 else Path(out) / f"{condition}__{director}_{builder}"
+        if (target_dir / CONFIG_NAME).exists():
+            raise ValueError(f"out: {os.fspath(target_dir)!r} already holds a run; choose another -o")
+        target_dir.mkdir(parents=True, exist_ok=True)
+        size = max(g.structure_index for g in games) + 1
+        structures = [Structure.empty()] * size
+        for game in games:
+            structures[game.structure_index] = game.target
+        save_structures(structures, target_dir / "structures.json")
+        config = _group_config(games)
+        config.update(
+            dataset=os.path.abspath(target_dir / "structures.json"),
+            created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        )
+        (target_dir / CONFIG_NAME).write_text(
+            json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+        for run in sorted({g.run for g in games}):
+            writer = RunLog(target_dir, run)
+            try:
+                for game in sorted((g for g in games if g.run == run), key=lambda g: g.structure_index):
+                    writer.game_event(
+                        "start",
+                        game.structure_index,
+                        game.structure_id,
+                        1,
+                        0,
+                        protocol=game.protocol.name,
+                        paper_game=game.paper_game,
+                        experiment_info=game.experiment_info,
+                    )
+                    for number, record in enumerate(game.turns, 1):
+                        number = int(record["paper_turn"].get("turn_number") or number)
+                        writer.turn(game.structure_index, game.structure_id, 1, number, record)
+                    writer.game_event(
+                        "done",
+                        game.structure_index,
+                        game.structure_id,
+                        1,
+                        len(game.turns),
+                        final=game.final,
+                        completed=game.completed,
+                        replay_disagreements=game_level(game),
+                    )
+            finally:
+                writer.close()
+        written.append(target_dir)
+    return written
+
+
+# ------------------------------------------------------------------------ export
+
+
+def _flat(board: Structure) -> tuple[dict[str, list[str]], dict[str, list[list[str]]]]:
+    data = board.to_dict(views=False)
+    return data["structure"], data["spans"]
+
+
+def _tracker_metrics(board: Structure, target: Structure, scores: dict[str, float]) -> dict[str, Any]:
+    """The paper tracker's metric record (section 4 of the paper notes) for ``board``."""
+    n = board.n
+    sym = union_sizes = correct = 0
+    for i in range(n):
+        for j in range(n):
+            cur, tgt = board.stack(i, j), target.stack(i, j)
+            sym += len(set(cur) ^ set(tgt))
+            union_sizes += len(set(cur)) + len(set(tgt))
+            correct += sum(1 for k, code in enumerate(cur) if k < len(tgt) and tgt[k] == code)
+    return {
+        "iou_score": scores["iou"],
+        "distance_score": 1.0 - sym / union_sizes if union_sizes else 1.0,
+        "completion_percentage": scores["completion"],
+        "position_accuracy": scores["position_accuracy"],
+        "overall_progress": scores["progress"],
+        "blocks_placed_correctly": correct,
+        "blocks_total_target": target.num_entries,
+        "blocks_total_current": board.num_entries,
+    }
+
+
+def _placement(move: Move, before: Structure, after: Structure, target: Structure) -> dict[str, bool]:
+    i, j = move.position
+    layer = move.layer if move.layer is not None else 0
+    target_stack = target.stack(i, j)
+    if move.action == "place":
+        right = layer < len(target_stack) and target_stack[layer] == move.block
+    else:
+        removed = before.stack(i, j)[layer] if layer < len(before.stack(i, j)) else None
+        right = layer >= len(target_stack) or target_stack[layer] != removed
+    on_wall = any((i, j) in seat_cells(seat, before.n) for seat in SEATS)
+    overall = all(
+        all(
+            k < len(target.stack(a, b)) and target.stack(a, b)[k] == code
+            for k, code in enumerate(after.stack(a, b))
+        )
+        for a in range(after.n)
+        for b in range(after.n)
+    )
+    return {
+        "correct_structure_placement": right,
+        "correct_side_placement": right and on_wall,
+        "overall_structure_correctness": overall,
+    }
+
+
+def _paper_move(move: Move, before: Structure) -> dict[str, Any]:
+    """Our move as the paper logs it: a remove names the block it takes, and its partner if large."""
+    data = move.to_dict()
+    i, j = move.position
+    layer = move.layer if move.layer is not None else len(before.stack(i, j))
+    data["layer"] = layer
+    if move.action == "remove":
+        top = len(before.stack(i, j)) - 1
+        if top >= 0:
+            data["layer"] = top if move.layer is None else move.layer
+            data["block"] = before.stack(i, j)[top]
+            partner = before.partner(i, j, top)
+            data["span_to"] = None if partner is None else format_position(partner)
+    return data
+
+
+def _export_game(game, config: dict[str, Any], target: Structure, protocol: Protocol, created: str) -> dict:
+    turns_out: list[dict[str, Any]] = []
+    history: list[str] = []
+    first = game.turns[0]["structure_before"] if game.turns else None
+    start = Structure.from_dict(first, n=target.n, height=target.height) if first else None
+    replayer = Replayer(target, protocol, start)
+    last_progress, final_progress, records = 0.0, 0.0, []
+    archetypes: dict[str, str] = {}
+    for record in game.turns:
+        number = int(record["turn_number"])
+        structure, spans = _flat(replayer.board)
+        turn: dict[str, Any] = {
+            "turn_number": number,
+            "timestamp": created,
+            "structure_before": structure,
+            "spans_before": spans,
+        }
+        responses = {}
+        for entry in record.get("director_responses") or ():
+            seat = entry["director"]
+            archetypes.setdefault(seat, entry.get("archetype"))
+            responses[seat] = {
+                "internal_thinking": entry.get("think", ""),
+                "public_message": entry.get("message", ""),
+                "raw_response": entry.get("raw") or entry.get("message", ""),
+            }
+            history.append(f"{seat}: {entry.get('message', '')}")
+        turn["director_responses"] = responses
+        move = None if record.get("move_attempted") is None else Move.from_dict(record["move_attempted"])
+        if move is not None and move.action == "noop":
+            move = None
+        step = replayer.step(move)
+        offered = record.get("oracle_moves")
+        if move is None and not record.get("legal", True):  # an unreadable reply: a failed turn, no move
+            unreadable = {"action": "unreadable", "text": (record.get("builder") or {}).get("sent")}
+            turn |= {
+                "builder_confirmation": "",
+                "builder_move_raw": unreadable,
+                "move_attempted": unreadable,
+                "move_executed": False,
+                "failed_move": True,
+                "progress_data": {"error": record.get("reason")},
+            }
+            history.append(f"Builder: FAILED - {record.get('reason')}")
+        elif move is None:
+            turn["clarification"] = record.get("question") or ""
+            turn["move_executed"] = False
+            history.append(f"Builder: {turn['clarification']}")
+        else:
+            paper_move = _paper_move(move, step.before)
+            confirmation = (record.get("builder") or {}).get("think") or str(move)
+            turn["builder_confirmation"] = confirmation
+            turn["builder_move_raw"] = dict(paper_move)
+            if offered:
+                turn["oracle_moves"] = offered
+                turn["builder_followed_oracle"] = bool(record.get("followed_oracle"))
+            turn["move_attempted"] = paper_move
+            turn["move_executed"] = step.legal
+            turn["failed_move"] = not step.legal
+            turn["director_discussion_full"] = "\n".join(
+                f"{s}: {r['public_message']}" for s, r in responses.items()
+            )
+            if step.legal:
+                tracker = _tracker_metrics(step.after, target, step.metrics)
+                turn["progress_data"] = {
+                    "turn_number": number,
+                    "move": paper_move,
+                    "metrics": tracker,
+                    "progress_delta": tracker["overall_progress"] - last_progress if records else 0.0,
+                    "structure_snapshot": _flat(step.after)[0],
+                }
+                records.append(tracker["overall_progress"])
+                last_progress = final_progress = tracker["overall_progress"]
+                turn.update(_placement(move, step.before, step.after, target))
+                history.append(f"Builder: {confirmation}")
+            else:
+                turn["progress_data"] = {"error": step.reason}
+                history.append(f"Builder: FAILED - {step.reason}")
+        achieved = is_completed(protocol, step.metrics["progress"], step.metrics["distance"] == 0)
+        turn["target_achieved"] = achieved
+        if not achieved:
+            turn["conversation_snapshot"] = list(history[-50:])
+        if record.get("tool_calls"):
+            turn["tool_calls"] = record["tool_calls"]
+        turns_out.append(turn)
+    final_structure, final_spans = _flat(replayer.board)
+    completed = is_completed(protocol, final_progress, replayer.board == target)
+    deltas = [b - a for a, b in itertools.pairwise(records)][-3:]
+    trend = sum(deltas) / len(deltas) if deltas else 0.0
+    target_dict = target.to_dict(views=True)
+    out = {
+        "structure_id": game.structure_id,
+        "structure_idx": 0,
+        "complexity": target.complexity or target.tier,
+        "target_structure": target_dict["structure"],
+        "target_spans": target_dict["spans"],
+        "target_director_views": target_dict["director_views"],
+        "completed": bool(completed),
+        "turns_taken": len(turns_out),
+        "final_progress": final_progress,
+        "final_structure": final_structure,
+        "final_spans": final_spans,
+        "stopping_reason": "target_achieved"
+        if turns_out and turns_out[-1]["target_achieved"]
+        else "max_turns_reached",
+        "partialCompletion": True,
+        "partialCompletionCategory": _START_CATEGORY.get(config.get("start", "empty"), "empty"),
+        **{f"{seat} Archetype": archetypes.get(seat) for seat in SEATS},
+        "progress_summary": {
+            "current_turn": len(turns_out),
+            "overall_progress": final_progress,
+            "completion_percentage": replayer.step(None).metrics["completion"],
+            "blocks_correct": _tracker_metrics(replayer.board, target, replayer.step(None).metrics)[
+                "blocks_placed_correctly"
+            ],
+            "blocks_total_needed": target.num_entries,
+            "recent_trend": trend,
+            "is_improving": trend > -0.05,
+            "estimated_turns_remaining": None,
+        },
+        "turns": turns_out,
+    }
+    return out
+
+
+def export_paper_logs(run_dir: str | os.PathLike, out: str | os.PathLike) -> list[Path]:
+    """Write the run in ``run_dir`` (a ``craft-env run`` output directory) in the paper's format."""
+    from craft_env.datasets import load_dataset
+    from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, read_games
+
+    root = Path(run_dir)
+    config_path = root / CONFIG_NAME
+    if not config_path.exists():
+        raise ValueError(f"export: {os.fspath(run_dir)!r} holds no run ({CONFIG_NAME} missing)")
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    protocol = get_protocol(config.get("protocol", "craft"), "config.protocol")
+    structures = load_dataset(config.get("dataset") or "craft")
+    oracle_n = int(config.get("oracle_n") or 0)
+    tools = bool(config.get("builder_tools"))
+    created = str(config.get("created", ""))[:19].replace("T", " ")
+    written = []
+    for log_path in sorted(root.glob(f"run_*/{LOG_NAME}")):
+        for (run, index), game in sorted(read_games(log_path).items()):
+            if game.status != "done":
+                continue
+            target = structures[index]
+            folder = (
+                Path(out)
+                / f"{condition_name(oracle_n, tools)}_run{run}"
+                / f"{_model_dir_name(config.get('director_model', '?'))}_"
+                f"{_model_dir_name(config.get('builder_model', '?'))}"
+            )
+            folder.mkdir(parents=True, exist_ok=True)
+            info = {
+                "timestamp": time.strftime("%Y%m%d_%H%M%S"),
+                "dataset_path": config.get("dataset"),
+                "structure_index": index,
+                "max_turns": config.get("turns", 20),
+                "models": {"director": config.get("director_model"), "builder": config.get("builder_model")},
+                "use_oracle": bool(oracle_n),
+                "num_oracle": oracle_n or 5,
+                "builder_tool_use": tools,
+                "use_common_ground": False,
+                "run": run,
+                "max_tokens": config.get("max_tokens"),
+                "partial_completion": True,
+                "protocol": protocol.name,
+            }
+            exported = _export_game(game, config, target, protocol, created)
+            path = folder / f"craft_{game.structure_id}_{run}.json"
+            path.write_text(
+                json.dumps({"experiment_info": info, "games": [exported]}, indent=2) + "\n", encoding="utf-8"
+            )
+            written.append(path)
+    return written
