@@ -4,6 +4,7 @@
   default, any litellm model with ``--director-model``/``--builder-model``),
   write logs under ``runs/<timestamp>/`` and print the paper's Table 1.
 * ``craft-env report DIR [DIR...]``: the tables and plots from logs alone.
+* ``craft-env judge DIR --judge-model M``: SG/MM/PS judge scores (docs/judges.md).
 * ``craft-env generate --n 100 --seed 0 -o structures.json``: structures in
   the paper's JSON format.
 """
@@ -96,6 +97,10 @@ def _parser() -> argparse.ArgumentParser:
         "--out", help="where to write report.md/report.json/plots (default: the DIR, or craft_report)"
     )
     report.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+    from craft_env.eval.judges.command import add_judge_parser
+
+    add_judge_parser(commands)
 
     generate = commands.add_parser("generate", help="write generated structures in the paper's JSON format")
     generate.add_argument("--n", type=int, default=100, help="how many structures (default 100)")
@@ -205,7 +210,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "generate": cmd_generate}
+def cmd_judge(args: argparse.Namespace) -> int:
+    from craft_env.eval.judges.command import cmd_judge as run_judge
+
+    return run_judge(args)
+
+
+COMMANDS = {"run": cmd_run, "report": cmd_report, "generate": cmd_generate, "judge": cmd_judge}
 
 
 def main(argv: list[str] | None = None) -> int:
