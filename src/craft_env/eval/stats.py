@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 NAN = float("nan")
 
@@ -86,3 +87,14 @@ def weighted_kappa(a: Sequence[int], b: Sequence[int], categories: int) -> float
     if expected == 0.0:
         return NAN
     return 1.0 - observed / expected
+
+
+def json_safe(value: Any) -> Any:
+    """A copy of nested dicts/lists/tuples with NaN as ``None`` (JSON has no NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
