@@ -24,7 +24,7 @@ from typing import Any
 
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
-from craft_env.eval.judges.items import JudgedItem, responses
+from craft_env.eval.judges.items import JudgedItem
 from craft_env.eval.judges.parse import Answer
 from craft_env.eval.judges.questions import MM, PS, SG, family_questions
 
@@ -71,7 +71,7 @@ def _offered(item: JudgedItem) -> list[Move]:
 
 def director_moves(item: JudgedItem, seat: str) -> tuple[tuple[Move, ...], bool]:
     """What ``seat`` asked for this turn (message first, reasoning as a fallback) and whether it passed."""
-    said = responses(item.record).get(seat, {})
+    said = item.said.get(seat, {})
     n, height = item.board.n, item.board.height
     moves, passed = _moves_named(said.get("message", ""), seat, n, height)
     if not moves and not passed:
@@ -83,7 +83,7 @@ def _foreign_cells(item: JudgedItem, seat: str) -> list[tuple[int, int]]:
     from craft_env.core.views import seat_cells
     from craft_env.text import find_positions
 
-    said = responses(item.record).get(seat, {})
+    said = item.said.get(seat, {})
     wall = set(seat_cells(seat, item.board.n))
     text = f"{said.get('message', '')}\n{said.get('think', '')}"
     return [cell for cell, _, _ in find_positions(text) if cell not in wall]
@@ -215,7 +215,7 @@ def _all_named(item: JudgedItem) -> tuple[set[Move], bool, bool]:
     """``(every move any director asked for, all passed, any message unread)``."""
     named: set[Move] = set()
     passes, unread = 0, 0
-    said = responses(item.record)
+    said = item.said
     for seat in said:
         moves, passed = director_moves(item, seat)
         named.update(moves)

@@ -52,9 +52,23 @@ from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, GameLog, read_games
 WINDOW = 12
 
 
+class TurnText:
+    """The fields of one turn as text, rendered on first use (the engine judge never needs them)."""
+
+    def __init__(self, record: dict[str, Any], board: Structure, target: Structure,
+                 window: list[tuple[str, str]], said: dict[str, dict[str, Any]]) -> None:
+        self._args = (record, board, target, window, said)
+        self._texts: dict[str | None, dict[str, str]] | None = None
+
+    def fields(self, seat: str | None) -> dict[str, str]:
+        if self._texts is None:
+            self._texts = _fields(*self._args)
+        return self._texts[seat]
+
+
 @dataclass(frozen=True, eq=False)
 class JudgedItem:
-    """One unit a judge scores (see the module docstring)."""
+    """One unit a judge scores (see the module docstring); ``said`` is the turn's ``responses``."""
 
     family: str
     game_run: int
@@ -62,10 +76,18 @@ class JudgedItem:
     structure_id: str | None
     turn: int
     seat: str | None
-    fields: dict[str, str]
     board: Structure
     target: Structure
     record: dict[str, Any] = field(repr=False)
+    said: dict[str, dict[str, Any]] = field(repr=False, default_factory=dict)
+    text: TurnText | None = field(repr=False, default=None)
+
+    @property
+    def fields(self) -> dict[str, str]:
+        """Every field's text for this item's seat (``questions.FIELDS``)."""
+        if self.text is None:
+            raise ValueError("judged item: built without its text")
+        return self.text.fields(self.seat)
 
     @property
     def key(self) -> str:
@@ -178,23 +200,24 @@ def _fields(
     board: Structure,
     target: Structure,
     window: list[tuple[str, str]],
-    optimal_text: str | None,
-) -> dict[str, dict[str, str]]:
+    said: dict[str, dict[str, Any]],
+) -> dict[str | None, dict[str, str]]:
     """Text of every field, per seat (key ``None``: the turn's fields)."""
     from craft_env.core.views import seat_view
+    from craft_env.oracle import optimal_moves
     from craft_env.text import describe_board, describe_candidates, describe_conversation, describe_view
 
-    said = responses(record)
     offered = _moves(record.get("oracle_moves"))
     if offered:
         oracle = "The builder was shown these correct next moves:\n" + describe_candidates(offered)
     else:
-        oracle = "The oracle was off this turn; every correct next move:\n" + (optimal_text or "(none)")
+        oracle = "The oracle was off this turn; every correct next move:\n" + describe_candidates(
+            optimal_moves(board, target))
     common = {
         BOARD: describe_board(board),
         ORACLE: oracle,
         MESSAGES: describe_conversation([(seat, r["message"]) for seat, r in said.items()]),
-        CONVERSATION: describe_conversation(window[-WINDOW:]),
+        CONVERSATION: describe_conversation(window),
         BUILDER: _builder_text(record),
         OUTCOME: _outcome_text(record),
     }
@@ -215,9 +238,6 @@ def game_items(
     game: GameLog, target: Structure, families: tuple[str, ...], max_turn: int | None = None
 ) -> Iterator[JudgedItem]:
     """The judged items of one finished game, in turn order (``max_turn``: only turns up to it)."""
-    from craft_env.oracle import optimal_moves
-    from craft_env.text import describe_candidates
-
     history: list[tuple[str, str]] = []
     for record, lines in zip(game.turns, conversation_entries(game.turns)):
         history.extend(lines)
@@ -225,16 +245,16 @@ def game_items(
         if max_turn is not None and number > max_turn:
             break
         board = _board(record, target.n, target.height)
-        optimal = describe_candidates(optimal_moves(board, target)) if not record.get("oracle_moves") else None
-        texts = _fields(record, board, target, list(history), optimal)
+        said = responses(record)
+        text = TurnText(record, board, target, history[-WINDOW:], said)
         base = dict(game_run=game.run, structure_index=game.structure_index, structure_id=game.structure_id,
-                    turn=number, board=board, target=target, record=record)
+                    turn=number, board=board, target=target, record=record, said=said, text=text)
         for family in families:
             if family == PS:
-                yield JudgedItem(family=PS, seat=None, fields=texts[None], **base)
+                yield JudgedItem(family=PS, seat=None, **base)
                 continue
-            for seat in (s for s in texts if s is not None):
-                yield JudgedItem(family=family, seat=seat, fields=texts[seat], **base)
+            for seat in said:
+                yield JudgedItem(family=family, seat=seat, **base)
 
 
 # ---------------------------------------------------------------------- directories
