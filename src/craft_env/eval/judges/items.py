@@ -96,7 +96,8 @@ class JudgedItem:
 
     @property
     def followed_oracle(self) -> bool:
-        return bool(self.record.get("followed_oracle"))
+        """The oracle offered moves and the builder played one of them."""
+        return self.oracle_available and bool(self.record.get("followed_oracle"))
 
     @property
     def oracle_available(self) -> bool:
@@ -178,6 +179,8 @@ def _outcome_text(record: dict[str, Any]) -> str:
     else:
         done = f"{move}: failed ({record.get('reason') or 'no reason logged'})"
     correct = "yes" if record.get("optimal") else "no"
+    if not record.get("oracle_moves"):
+        return f"{done}\nwas it one of the correct next moves: {correct}\n(no moves were listed to the builder)"
     followed = "yes" if record.get("followed_oracle") else "no"
     return f"{done}\nwas it one of the correct next moves: {correct}\nwas it one of the listed moves: {followed}"
 

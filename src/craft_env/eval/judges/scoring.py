@@ -81,9 +81,14 @@ def load_judged(out: str | Path) -> dict[str, dict[int, list[dict[str, Any]]]]:
     return found
 
 
+def _followed(record: dict[str, Any]) -> bool:
+    """The oracle offered moves and the builder played one (PS6 does not apply then)."""
+    return bool(record.get("oracle_available")) and bool(record.get("followed_oracle"))
+
+
 def _split_filter(split: str) -> Callable[[dict[str, Any]], bool]:
     if split == "followed":
-        return lambda r: bool(r.get("followed_oracle"))
+        return _followed
     if split == "rejected":
         return lambda r: bool(r.get("oracle_available")) and not r.get("followed_oracle")
     if split == "no_oracle":
@@ -113,7 +118,7 @@ def question_stats(
         for record in records:
             if record.get("family") != family or not keep(record):
                 continue
-            if code == "PS6" and record.get("followed_oracle"):
+            if code == "PS6" and _followed(record):
                 continue
             answer = answer_of(record, code)
             counts[answer] += 1
@@ -138,7 +143,7 @@ def family_stats(
                 continue
             scores = []
             for code in codes:
-                if code == "PS6" and record.get("followed_oracle"):
+                if code == "PS6" and _followed(record):
                     continue
                 answer = answer_of(record, code)
                 counts[answer] += 1

@@ -119,7 +119,7 @@ def correlation_rows(results: Sequence[Any], summary: list[dict[str, Any]]) -> l
                 entry = next((e for e in summary if e["label"] == label and e["judge_model"] == model), None)
                 stats = entry["scores"].get(code) if entry else None
                 values.append(float(stats["mean"]) if stats else float("nan"))
-            if any(not math.isnan(v) for v in values):
+            if sum(not math.isnan(v) for v in values) >= 3:
                 features[prefix + ("overall MM" if code == "MM" else code)] = values
     rows = []
     for name, values in features.items():
