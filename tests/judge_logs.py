@@ -86,7 +86,7 @@ def write_run(
     out: Path, games: list[list[dict[str, Any]]], *, run: int = 1, target: Structure = TARGET,
     config: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``games`` (lists of turn records) as finished games of run ``run``; the target in each start marker."""
+    """Write ``games`` (lists of turn records) as finished games of run ``run`` (targets in start markers)."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config or {"turns": 20, "oracle_n": 5}), encoding="utf-8")
     log = RunLog(out, run)
@@ -94,7 +94,8 @@ def write_run(
         log.game_event("start", index, f"g{index}", 1, 0, target=target.to_dict(views=False))
         for number, record in enumerate(turns, 1):
             log.turn(index, f"g{index}", 1, number, record)
-        log.game_event("done", index, f"g{index}", 1, len(turns), final=turns[-1]["progress_data"] if turns else {})
+        final = turns[-1]["progress_data"] if turns else {}
+        log.game_event("done", index, f"g{index}", 1, len(turns), final=final)
     log.close()
     return out
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -52,8 +51,9 @@ def by_seat(items, family):
 
 
 def test_questions_cover_the_paper_codes_once():
-    assert [q.code for q in QUESTIONS] == [f"SG{k}" for k in range(1, 8)] + [f"MM{k}" for k in range(1, 9)] + [
-        f"PS{k}" for k in range(1, 7)]
+    sizes = (("SG", 7), ("MM", 8), ("PS", 6))
+    expected = [f"{family}{k}" for family, count in sizes for k in range(1, count + 1)]
+    assert [q.code for q in QUESTIONS] == expected
     assert all(ORACLE not in q.reads for q in family_questions("MM"))
     assert parse_families("ps, SG") == ("SG", "PS")
     with pytest.raises(ValueError, match="unknown judge 'xx'"):
@@ -80,7 +80,7 @@ def test_prompts_hold_what_each_question_reads_and_nothing_a_seat_may_not_know(t
     assert "D1's wall" in sg_text and "D2's wall" not in sg_text and "D3's wall" not in sg_text
     assert "place rs (0,2) L0" in sg_text and "(0,0): L0 gs" in sg_text
     assert SAID["D1"] in sg_text
-    # MM: the director's own reasoning and message, the others' messages, the conversation; no oracle, no board.
+    # MM: own reasoning and message, the others' messages, the conversation; no oracle, no board.
     assert "Correct next moves" not in mm_text and "place bl (2,0)-(2,1) L0" not in mm_text
     assert "(0,0): L0 gs" not in mm_text
     assert SAID["D2"] in mm_text and SAID["D3"] in mm_text
@@ -201,9 +201,9 @@ def test_engine_judge_size_and_builder_mechanics(tmp_path):
 
 
 def test_engine_judge_on_unreadable_and_silent_turns(tmp_path):
+    passes = {"D1": "Nothing to add from me.", "D2": "Nothing to add from me."}
     items = items_of(tmp_path, [turn_record(1, {"D1": "I think we should do something nice"}),
-                                turn_record(2, {"D1": "Nothing to add from me.", "D2": "Nothing to add from me."},
-                                            move=None, optimal=False)])
+                                turn_record(2, passes, move=None, optimal=False)])
     sg = answers(by_seat([i for i in items if i.turn == 1], "SG")["D1"])
     assert set(sg.values()) == {"Unclear"}
     ps1 = answers([i for i in items if i.family == "PS" and i.turn == 1][0])
@@ -325,12 +325,14 @@ def test_an_unreadable_model_reply_is_recorded_with_its_text(tmp_path):
     _, counts = judge(settings, client_options={"extra": {"mock_response": "I'd rather not say."}})
     assert counts[0].unreadable == counts[0].judged == 4
     records = load_judged(out)["openai/fake"][1]
-    assert all(r["unreadable"] and r["raw"] == "I'd rather not say." and r["answers"] is None for r in records)
+    for record in records:
+        assert record["unreadable"] and record["raw"] == "I'd rather not say." and record["answers"] is None
 
 
 def test_scores_default_and_paper():
-    assert [score("SG", a) for a in ("Yes", "No", "Unclear", "N/A", "missing")] == [1.0, 0.0, None, None, None]
-    assert [score("MM", a, "paper") for a in ("Unclear", "N/A", "missing", "unreadable")] == [0.5, 0.5, 0.5, None]
+    assert [score("SG", a) for a in ("Yes", "No", "Unclear", "N/A", "missing")] == [1, 0, None, None, None]
+    paper = [score("MM", a, "paper") for a in ("Unclear", "N/A", "missing", "unreadable")]
+    assert paper == [0.5, 0.5, 0.5, None]
     assert [score("PS", a, "paper") for a in ("Unclear", "N/A", "missing")] == [0.5, None, None]
 
 
@@ -373,5 +375,17 @@ def test_judge_command_prints_scores(tmp_path, capsys):
     assert main(["judge", str(out), "--judge-model", "engine", "--judges", "zz"]) == 2
 
 
-def test_asyncio_entry_point_is_importable():
-    assert asyncio.iscoroutinefunction(judge_run.judge_async)
+
+def test_items_read_the_papers_turn_fields_too(tmp_path):
+    record = turn_record(1, {}, offered=OFFERED)
+    record["director_responses"] = {
+        "D2": {"internal_thinking": "my left bottom is red", "public_message": SAID["D2"]},
+        "D1": {"internal_thinking": "", "public_message": SAID["D1"]},
+    }
+    record["structure_before"] = record["structure_before"]["structure"]
+    record["spans_before"] = {}
+    items = items_of(tmp_path, [record])
+    sg = by_seat(items, "SG")
+    assert set(sg) == {"D1", "D2"} and sg["D2"].board == BOARD
+    assert answers(sg["D2"])["SG4"] == "Yes"
+    assert "my left bottom is red" in judge_messages(sg["D2"])[1]["content"]

@@ -123,7 +123,8 @@ def draw_diagnostic_plots(results: list[Any], folder: Path) -> list[Path]:
 
     figure, axis = plt.subplots(figsize=(max(5, 1.4 * len(results) + 2), 4))
     bottom = [0.0] * len(results)
-    for key, name in (("followed", "oracle followed"), ("rejected", "oracle rejected"), ("no_oracle", "no oracle")):
+    parts = (("followed", "oracle followed"), ("rejected", "oracle rejected"), ("no_oracle", "no oracle"))
+    for key, name in parts:
         values = [0.0 if v != v else v for v in (row["outcomes"][key] for row in rows)]
         axis.bar(positions, values, bottom=bottom, label=name)
         bottom = [b + v for b, v in zip(bottom, values)]

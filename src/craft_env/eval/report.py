@@ -299,4 +299,5 @@ def diagnostics_json(results: list[RunResult]) -> dict[str, Any]:
         for scoring in ("default", "paper")
         for entry in judged_summary(primary(results), scoring)
     ]
-    return json_safe({"rows": [{"label": r.label, **diagnostics_row(r.games)} for r in results], "judges": judged})
+    rows = [{"label": r.label, **diagnostics_row(r.games)} for r in results]
+    return json_safe({"rows": rows, "judges": judged})

@@ -20,7 +20,9 @@ from craft_env.eval.stats import NAN, weighted_kappa
 ORDINAL = {"No": 0, "Unclear": 1, "N/A": 1, "Yes": 2}
 
 
-def answer_pairs(a: Iterable[dict[str, Any]], b: Iterable[dict[str, Any]], family: str) -> list[tuple[str, str]]:
+def answer_pairs(
+    a: Iterable[dict[str, Any]], b: Iterable[dict[str, Any]], family: str
+) -> list[tuple[str, str]]:
     """The (judge a, judge b) answers to every question of ``family`` on items both judged."""
     theirs = {r["key"]: r for r in b if r.get("family") == family}
     pairs = []

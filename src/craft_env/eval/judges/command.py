@@ -13,7 +13,7 @@ def add_judge_parser(commands: Any) -> None:
     judge.add_argument("--judge-model", required=True,
                        help="'engine' (exact, offline) or a litellm model, e.g. openai/gpt-4o-mini")
     judge.add_argument("--judges", default="sg,mm,ps", help="which judges: any of sg,mm,ps (default all)")
-    judge.add_argument("--runs", type=int, default=1, help="grader runs, each an independent sample (default 1)")
+    judge.add_argument("--runs", type=int, default=1, help="grader runs, independent samples (default 1)")
     judge.add_argument("--turns", type=int, help="judge only turns 1..T of every game (default all)")
     judge.add_argument("--scoring", choices=("default", "paper"), default="default",
                        help="how answers become scores in the printed table (default: Yes 1, No 0)")

@@ -157,7 +157,8 @@ def sg_answers(item: JudgedItem) -> dict[str, Answer]:
         if passed:
             from craft_env.core.views import seat_cells
 
-            missing = any(_stack(item.board, c) != _stack(item.target, c) for c in seat_cells(seat, item.board.n))
+            wall = seat_cells(seat, item.board.n)
+            missing = any(_stack(item.board, c) != _stack(item.target, c) for c in wall)
             sg1 = Answer("No", "it passes while its wall differs from the board") if missing else Answer(
                 "N/A", "it passes and its wall is already built")
             rest = Answer("N/A", "it asks for no move")
@@ -184,8 +185,9 @@ def sg_answers(item: JudgedItem) -> dict[str, Answer]:
         return {f"SG{k}": out[f"SG{k}"] for k in range(1, 8)}
     wanted = _matches_target(item, move)
     held = _board_holds(item.board, move)
+    why_not = "the board already has it" if held else "the target has no such block there"
     out["SG1"] = _yes(wanted and not held, f"{move}: the target has this block and the board lacks it",
-                      f"{move}: " + ("the board already has it" if held else "the target has no such block there"))
+                      f"{move}: {why_not}")
     out["SG2"] = _yes(not held, f"{move} does not redo a correct block", f"{move} is already on the board")
     code, _ = _target_block_at(item, move.position, move.layer)
     if code is None:

@@ -38,12 +38,10 @@ from craft_env.eval.judges.questions import (
     CONVERSATION,
     MESSAGE,
     MESSAGES,
-    MM,
     ORACLE,
     OTHERS,
     OUTCOME,
     PS,
-    SG,
     TARGET_VIEW,
     THINK,
 )
@@ -178,11 +176,12 @@ def _outcome_text(record: dict[str, Any]) -> str:
         done = f"{move}: carried out"
     else:
         done = f"{move}: failed ({record.get('reason') or 'no reason logged'})"
-    correct = "yes" if record.get("optimal") else "no"
-    if not record.get("oracle_moves"):
-        return f"{done}\nwas it one of the correct next moves: {correct}\n(no moves were listed to the builder)"
-    followed = "yes" if record.get("followed_oracle") else "no"
-    return f"{done}\nwas it one of the correct next moves: {correct}\nwas it one of the listed moves: {followed}"
+    lines = [done, f"was it one of the correct next moves: {'yes' if record.get('optimal') else 'no'}"]
+    if record.get("oracle_moves"):
+        lines.append(f"was it one of the listed moves: {'yes' if record.get('followed_oracle') else 'no'}")
+    else:
+        lines.append("(no moves were listed to the builder)")
+    return "\n".join(lines)
 
 
 def _builder_text(record: dict[str, Any]) -> str:
@@ -342,6 +341,3 @@ def load_items(
                 target = structures[game.structure_index]
             items.extend(game_items(game, target, families, max_turn))
     return out, items
-
-
-__all__ = ["WINDOW", "JudgedItem", "game_items", "load_items", "responses", "run_logs", "SG", "MM", "PS"]

@@ -110,9 +110,15 @@ class _Bar:
         if enabled and console is not None:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("calls {task.fields[calls]}"), TextColumn("${task.fields[cost]:.4f}"),
-                                TimeElapsedColumn(), console=console)
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("calls {task.fields[calls]}"),
+                TextColumn("${task.fields[cost]:.4f}"),
+                TimeElapsedColumn(),
+                console=console,
+            )
 
     def __enter__(self) -> _Bar:
         if self.bar is not None:
@@ -193,9 +199,17 @@ async def _grade(
     cache = client = None
     if settings.judge_model != ENGINE:
         cache = ReplayCache(path.with_name(f"cache_run_{grader_run}.jsonl"), redactor)
-        client = ModelClient(model=settings.judge_model, api_base=settings.api_base, params=dict(settings.params),
-                             num_retries=settings.num_retries, timeout=settings.timeout, cache=cache,
-                             replay_only=settings.replay_from is not None, redactor=redactor, **client_options)
+        client = ModelClient(
+            model=settings.judge_model,
+            api_base=settings.api_base,
+            params=dict(settings.params),
+            num_retries=settings.num_retries,
+            timeout=settings.timeout,
+            cache=cache,
+            replay_only=settings.replay_from is not None,
+            redactor=redactor,
+            **client_options,
+        )
     semaphore = asyncio.Semaphore(settings.concurrency)
 
     async def one(item: JudgedItem) -> None:
@@ -239,8 +253,9 @@ def _seed_replay(settings: JudgeSettings, out: Path) -> None:
     source = Path(settings.replay_from) / JUDGES_DIR / model_folder(settings.judge_model)
     found = sorted(source.glob("cache_run_*.jsonl")) if source.is_dir() else []
     if not found:
+        folder = model_folder(settings.judge_model)
         raise ValueError(f"replay_from: {settings.replay_from!r} holds no recorded calls of "
-                         f"{settings.judge_model!r} (judges/{model_folder(settings.judge_model)}/cache_run_*.jsonl)")
+                         f"{settings.judge_model!r} (judges/{folder}/cache_run_*.jsonl)")
     folder = out / JUDGES_DIR / model_folder(settings.judge_model)
     folder.mkdir(parents=True, exist_ok=True)
     for recorded in found:

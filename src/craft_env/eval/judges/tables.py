@@ -154,7 +154,8 @@ def judge_tables(results: Sequence[Any]) -> list[Table]:
         if split_rows:
             headers = ["Question"] + [f"{e['label']} ({e['judge_model']}) {split}" for e in summary
                                       if "PS" in e["scores"] for split in ("followed", "rejected")]
-            tables.append(("PS by oracle followed / rejected (PS6 left out where followed)", headers, split_rows))
+            title = "PS by oracle followed / rejected (PS6 left out where followed)"
+            tables.append((title, headers, split_rows))
         agreement = _agreement_rows(summary)
         if agreement:
             tables.append(("Judge agreement on the same items (Table 6)",
