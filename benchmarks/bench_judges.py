@@ -2,8 +2,8 @@
 
 Run from the repository root on the output of ``craft-env run``::
 
-    craft-env run --runs 3 --out /tmp/j60        # 60 games (20 structures x 3 runs)
-    python benchmarks/bench_judges.py /tmp/j60 [--repeat 3]
+    craft-env run --runs 3 --out runs/j60        # 60 games (20 structures x 3 runs)
+    python benchmarks/bench_judges.py runs/j60 [--repeat 3]
 
 It times, best of ``--repeat`` after one warm-up pass (numba kernels and
 imports loaded): reading the logs into judged items (``items.load_items``,
