@@ -20,9 +20,9 @@ from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.generator import generate_array, generate_with_scratch
 from craft_env.core.intents import fill_director_mask, intent_table
 from craft_env.core.metrics import fill_scores
-from craft_env.core.oracle import distance, fill_keep_levels, fill_optimal_mask, optimal_from_keep
+from craft_env.core.oracle import distance_arrays, fill_keep_levels, fill_optimal_mask, optimal_from_keep
 from craft_env.core.rules import apply_action_inplace, check_action, fill_legal_mask
-from craft_env.core.starts import STARTS, fill_start, start_board
+from craft_env.core.starts import STARTS, fill_start
 from craft_env.core.views import seat_cell_indices
 
 SEATS = ("D1", "D2", "D3")
@@ -30,6 +30,13 @@ BATCH_SIZES = (1, 2, 7, 8, 9, 40)
 LOW_THRESHOLD = 8
 
 
+
+def start_board(target: np.ndarray, n: int, start: str) -> np.ndarray:
+    """Start ``start`` (one of ``STARTS``) of ``target``, from zeroed scratch into a new array."""
+    walls = np.stack([seat_cell_indices(seat, n) for seat in SEATS])
+    board = np.zeros_like(target)
+    fill_start(target, n, STARTS.index(start), walls, np.zeros(n * n, np.int8), board)
+    return board
 def random_walk(board: np.ndarray, n: int, rng: np.random.Generator, steps: int, remove_bias: bool) -> np.ndarray:
     """Play ``steps`` random legal moves on a copy of ``board`` with the single-board kernels."""
     table = action_table(n)
@@ -146,7 +153,7 @@ def test_scores_and_distances_equal_single_board(low_threshold, case):
     expected_scores = np.empty((size, 5), np.float64)
     for b in range(size):
         fill_scores(boards[b], targets[b], n, VALUE_TO_CODE_INDEX, expected_scores[b])
-    expected_distances = np.array([distance(boards[b], targets[b], n) for b in range(size)])
+    expected_distances = np.array([distance_arrays(boards[b], targets[b], n) for b in range(size)])
     scores, distances = batch.scores_and_distances(boards, targets)
     assert np.array_equal(scores, expected_scores)
     assert np.array_equal(distances, expected_distances)
@@ -225,7 +232,7 @@ def test_wrappers_across_the_real_thresholds():
                 assert np.array_equal(masks, optimal[:size]) and np.array_equal(got, counts[:size])
             else:
                 _, distances = batch.scores_and_distances(part, goal)
-                assert distances.tolist() == [distance(part[b], goal[b], 3) for b in range(size)]
+                assert distances.tolist() == [distance_arrays(part[b], goal[b], 3) for b in range(size)]
 
 
 # -------------------------------------------- scratch-taking core kernels used per row

@@ -18,7 +18,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from reference_model import REASON_KEYWORDS, RefBoard, from_engine_move, remove, to_engine_move
 
 from craft_env import IllegalMoveError, Move, Structure
-from craft_env.core.encoding import BLOCK_CODES, action_table, action_to_move
+from craft_env.core.encoding import BLOCK_CODES, action_table
+from craft_env.core.moves import action_to_move
 
 SMALL_CODES = [c for c in BLOCK_CODES if c[1] == "s"]
 LARGE_CODES = [c for c in BLOCK_CODES if c[1] == "l"]

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test, state_test
+from pettingzoo.utils.conversions import parallel_to_aec
 
 import craft_env
 from craft_env import Structure, metrics, oracle
@@ -36,11 +37,20 @@ def test_pettingzoo_seeding(mode):
 
 
 @pytest.mark.parametrize("mode", ["intent", "text"])
+def test_pettingzoo_render_test_on_both_envs(mode, capsys):
+    render_test(lambda render_mode: craft_env.env(message_mode=mode, render_mode=render_mode))
+    render_test(
+        lambda render_mode: parallel_to_aec(craft_env.parallel_env(message_mode=mode, render_mode=render_mode))
+    )
+    render_test(
+        lambda render_mode: craft_env.env(message_mode=mode, render_mode=render_mode, render_target=True)
+    )
+    assert "CRAFT turn" in capsys.readouterr().out  # the human mode printed its frames
+
+
 @pytest.mark.parametrize("render_mode", ["ansi", "rgb_array"])
-def test_render_modes(mode, render_mode):
-    env = craft_env.env(message_mode=mode, render_mode=render_mode)
-    # render_test first builds a "human" env only to read the metadata; we have no window mode.
-    render_test(lambda render_mode: craft_env.env(message_mode=mode, render_mode=None if render_mode == "human" else render_mode))
+def test_render_modes(render_mode):
+    env = craft_env.env(render_mode=render_mode)
     env.reset(seed=1)
     picture = env.render()
     if render_mode == "rgb_array":
@@ -49,9 +59,44 @@ def test_render_modes(mode, render_mode):
         assert "D1" in picture and "D3" in picture
 
 
+def test_human_mode_prints_the_ansi_frame(capsys):
+    human = craft_env.env(render_mode="human", render_target=True)
+    ansi = craft_env.env(render_mode="ansi", render_target=True)
+    for env in (human, ansi):
+        env.reset(seed=4)
+        for _ in range(4):
+            env.step(0 if env.agent_selection != "builder" else int(np.flatnonzero(env.last()[0]["action_mask"])[0]))
+    capsys.readouterr()
+    assert human.render() is None
+    assert capsys.readouterr().out == ansi.render()  # not a terminal here: no colour escapes
+    assert "target 0" in ansi.render() and "CRAFT turn 1/20" in ansi.render()
+
+
+def test_rgb_frame_shows_the_turn_and_the_target_on_request():
+    from craft_env.envs.render import panel_origin, render_frame, render_rgb
+
+    env = craft_env.env(render_mode="rgb_array", structure=2)
+    wide = craft_env.env(render_mode="rgb_array", structure=2, render_target=True)
+    env.reset(seed=0)
+    wide.reset(seed=0)
+    first = env.render()
+    board, target = env.unwrapped.board, env.unwrapped.target
+    assert np.array_equal(first, render_frame(board, "TURN 0/20"))
+    top, left = panel_origin()
+    picture = render_rgb(board)
+    assert np.array_equal(first[top:top + picture.shape[0], left:left + picture.shape[1]], picture)
+    assert np.array_equal(wide.render(), render_frame(board, "TURN 0/20", target))
+    assert wide.render().shape[1] == 2 * first.shape[1]
+    for _ in range(4):
+        env.step(0 if env.agent_selection != "builder" else env.unwrapped.game.noop)
+    later = env.render()
+    assert env.unwrapped.turn == 1 and np.array_equal(later, render_frame(env.unwrapped.board, "TURN 1/20"))
+    assert not np.array_equal(later[:top], first[:top])  # the title line changed with the turn
+
+
 def test_aec_env_refuses_pettingzoos_generic_parallel_conversion_and_parallel_env_converts_to_aec():
     """``aec_to_parallel`` would play another game (one cycle, shuffled order): ``parallel_env()`` is the way."""
-    from pettingzoo.utils.conversions import aec_to_parallel, parallel_to_aec
+    from pettingzoo.utils.conversions import aec_to_parallel
 
     with pytest.raises(AssertionError, match="is_parallelizable"):
         aec_to_parallel(craft_env.env())
@@ -96,7 +141,7 @@ def test_state_encodes_board_whole_target_intents_and_turn(seed, sees, data):
 def test_metadata_and_spaces_are_stable():
     env = craft_env.raw_env()
     assert env.metadata["name"] == "craft_v0"
-    assert env.metadata["render_modes"] == ["ansi", "rgb_array"]
+    assert env.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
     assert env.possible_agents == ["director_1", "director_2", "director_3", "builder"]
     assert env.action_space("builder").n == 115
     assert env.action_space("director_1").n == 145
@@ -356,7 +401,8 @@ def test_director_info_carries_no_target_information():
         ("director_sees", "everything"),
         ("reward", "dense"),
         ("message_mode", "speech"),
-        ("render_mode", "human"),
+        ("render_mode", "window"),
+        ("render_target", "yes"),
         ("structure", 99),
         ("structure", "structure_001"),
     ],

@@ -12,12 +12,17 @@ import pytest
 
 from craft_env import Structure, generate_structure
 from craft_env.core.views import director_views
-from craft_env.render import (
+from craft_env.envs.font import GLYPHS, draw_text, text_mask, text_size
+from craft_env.envs.render import (
+    BACKGROUND_RGB,
     PALETTE,
     encode_png,
     face_colours,
+    panel_origin,
     project,
     render_ansi,
+    render_frame,
+    render_panel,
     render_rgb,
     write_png,
 )
@@ -282,6 +287,93 @@ def test_ansi_other_sizes_and_dict_messages():
     assert "D4 wall" in text and "D4: hello" in text and "layer 3" in text
     assert max(len(line) for line in text.splitlines()) <= 80
     assert render_ansi(Structure.empty(2, 1)).startswith("board 2x2x1, 0 blocks")
+
+
+def test_ansi_target_beside_the_board():
+    board, target = generate_structure(1), generate_structure(4)
+    plain = render_ansi(board, director_views(target))
+    text = render_ansi(board, director_views(target), target=target)
+    assert "target 0" not in plain and "target 2" in text
+    header = next(line for line in text.splitlines() if line.startswith("layer 0"))
+    assert header.index("heights") < header.index("target 0") < header.index("target 2")
+    # the target panels draw each layer's rows as str(target) does, after the board's panels
+    lines = text.splitlines()
+    start = lines.index(header)
+    layers = str(target).split("layer ")[1:]
+    for level, layer in enumerate(layers):
+        column = header.index(f"target {level}")
+        rows = [row.strip() for row in layer.splitlines()[1:] if row.strip() and "||" not in row]
+        drawn = [line[column:column + 10].strip() for line in lines[start + 1:start + 6]]
+        assert [row for row in drawn if row and "||" not in row] == rows
+    with pytest.raises(ValueError, match="target"):
+        render_ansi(board, target=Structure.empty(4, 3))
+
+
+# ----------------------------------------------------------------------- font, frames
+
+
+def test_font_glyphs_are_distinct_and_sized():
+    shapes = {char: text_mask(char).tobytes() for char in GLYPHS}
+    assert len(set(shapes.values())) == len(GLYPHS)
+    assert text_size("D1") == (7, 11) and text_mask("D1", 3).shape == (21, 33)
+    assert np.array_equal(text_mask("builder"), text_mask("BUILDER"))
+    assert np.array_equal(text_mask("~"), text_mask("?"))
+    assert text_mask("TURN 3/20").any() and not text_mask("   ").any()
+    with pytest.raises(ValueError, match="scale"):
+        text_mask("x", 0)
+
+
+def test_draw_text_paints_ink_and_clips_at_the_edges():
+    image = np.zeros((10, 10, 3), np.uint8)
+    draw_text(image, "A", 2, 1, (255, 0, 0))
+    assert np.array_equal(image[1:8, 2:7, 0] == 255, text_mask("A"))
+    assert image[:, :, 1:].max() == 0 and image[8:].max() == 0
+    clipped = np.zeros((4, 4, 3), np.uint8)
+    draw_text(clipped, "AB", -3, -2, (9, 9, 9))
+    assert np.array_equal(clipped[:, :, 0] == 9, text_mask("AB")[2:6, 3:7])
+    draw_text(clipped, "A", 50, 50, (1, 1, 1))  # entirely outside: nothing, no error
+
+
+def ink(region: np.ndarray) -> int:
+    return int(np.count_nonzero((region != BACKGROUND_RGB).any(axis=-1)))
+
+
+def test_panel_holds_the_picture_the_title_and_the_four_seat_labels():
+    structure = generate_structure(2)
+    picture = render_rgb(structure)
+    panel = render_panel(structure, "TURN 3/20")
+    top, left = panel_origin()
+    h, w = picture.shape[:2]
+    assert np.array_equal(panel[top:top + h, left:left + w], picture)
+    strips = {
+        "left (D1)": panel[top:top + h, :left],
+        "right (D3)": panel[top:top + h, left + w:],
+        "top (title, D2)": panel[:top],
+        "bottom (BUILDER)": panel[top + h:],
+    }
+    for name, strip in strips.items():
+        assert ink(strip) > 20, name
+    assert ink(panel[:top]) > ink(render_panel(structure, "")[:top])  # the title is drawn
+    assert not np.array_equal(render_panel(structure, "TURN 4/20"), panel)
+    assert panel.shape == render_panel(Structure.empty(3, 3), "TURN 3/20").shape
+    # D1 sits level with the middle of the left floor edge, D3 with the right one
+    for (fi, fj), strip in (((0.5, 0.0), strips["left (D1)"]), ((0.5, 1.0), strips["right (D3)"])):
+        _, y = project(3, 3, (fi * 3, fj * 3, 0.0))
+        rows = np.flatnonzero((strip != BACKGROUND_RGB).any(axis=(1, 2)))
+        assert rows.min() <= y <= rows.max()
+
+
+def test_frame_with_target_puts_the_target_panel_on_the_right():
+    board, target = generate_structure(0), generate_structure(5)
+    alone = render_frame(board, "TURN 0/20")
+    both = render_frame(board, "TURN 0/20", target)
+    assert both.shape == (alone.shape[0], 2 * alone.shape[1], 3)
+    assert np.array_equal(both[:, :alone.shape[1]], alone)
+    right = both[:, alone.shape[1]:]
+    assert np.array_equal(right, render_panel(target, "TARGET"))
+    top, left = panel_origin()
+    picture = render_rgb(target)
+    assert np.array_equal(right[top:top + picture.shape[0], left:left + picture.shape[1]], picture)
 
 
 # ------------------------------------------------------------------------------- PNG

@@ -9,18 +9,30 @@ Public nouns: ``Structure``, ``Move``, ``IllegalMoveError``,
 ``generate_structure``, ``load_structures``, ``save_structures``,
 ``load_eval_set``; modules ``craft_env.oracle``, ``craft_env.metrics``,
 ``craft_env.views``; environments ``env()``, ``raw_env``, ``parallel_env()``.
+
+The three modules are defined once, in ``craft_env.core``: ``craft_env.oracle``
+*is* ``craft_env.core.oracle`` (the same module object, registered under both
+names so ``import craft_env.oracle`` and ``from craft_env.oracle import ...``
+work), and likewise ``metrics`` and ``views``.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
 from typing import Any
 
+from craft_env.core import metrics, oracle, views
 from craft_env.core.board import IllegalMoveError, Structure
 from craft_env.core.generator import generate_structure
 from craft_env.core.moves import Move
 from craft_env.datasets import load_eval_set, load_structures, save_structures
 
 __version__ = "0.1.0"
+
+for _name, _module in {"metrics": metrics, "oracle": oracle, "views": views}.items():
+    sys.modules[f"{__name__}.{_name}"] = _module
+del _name, _module
 
 _LAZY = {
     "env": ("craft_env.envs.craft", "env"),
@@ -32,8 +44,6 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         module, attribute = _LAZY[name]
         return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'craft_env' has no attribute {name!r}")
@@ -46,6 +56,9 @@ __all__ = [
     "generate_structure",
     "load_eval_set",
     "load_structures",
+    "metrics",
+    "oracle",
     "save_structures",
+    "views",
     *_LAZY,
 ]

@@ -7,6 +7,10 @@
 * ``craft-env judge DIR --judge-model M``: SG/MM/PS judge scores (docs/judges.md).
 * ``craft-env generate --n 100 --seed 0 -o structures.json``: structures in
   the paper's JSON format.
+* ``craft-env play --seat builder|D1|D2|D3``: a person at one seat in the
+  terminal, logged like a run (``eval.play``).
+* ``craft-env replay DIR [DIR...] -o replay.html``: every game in one HTML page.
+* ``craft-env transcript DIR --game ID``: one game as a Markdown table.
 """
 
 from __future__ import annotations
@@ -108,6 +112,27 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "-o", "--output", default="structures.json", help="output file (default structures.json)"
     )
+    play = commands.add_parser("play", help="take one seat of a game yourself, in the terminal")
+    play.add_argument("--seat", required=True, choices=("builder", "D1", "D2", "D3"), help="your seat")
+    play.add_argument("--structure", type=int, default=0, help="index of the structure (default 0)")
+    play.add_argument("--dataset", help="a structures JSON file (default: the bundled set)")
+    play.add_argument("--others", default="scripted", help="the other seats: 'scripted' (default) or a model")
+    play.add_argument("--api-base", help="base URL passed to litellm (e.g. a local server)")
+    play.add_argument("--turns", type=int, default=20, help="turns in the game (default 20)")
+    play.add_argument("--oracle-n", type=int, default=5, help="candidates shown to the builder; 0 = none")
+    play.add_argument("--seed", type=int, default=0, help="base seed of the game (default 0)")
+    play.add_argument("--out", help="output directory (default runs/play-<timestamp>)")
+    replay = commands.add_parser("replay", help="every logged game in one self-contained HTML page")
+    replay.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
+    replay.add_argument("-o", "--output", default="replay.html", help="the HTML file (default replay.html)")
+
+    transcript = commands.add_parser("transcript", help="one game turn by turn as Markdown (paper Table 11)")
+    transcript.add_argument("dir", metavar="DIR", help="an output directory of craft-env run (or a run_<k>)")
+    transcript.add_argument(
+        "--game", required=True, metavar="ID", help="structure id or index: eval_003, 2, run_2/eval_003"
+    )
+    transcript.add_argument("--turns", metavar="A-B", help="only turns A to B (e.g. 5-9, or 7)")
+    transcript.add_argument("-o", "--output", help="write the Markdown here instead of printing it")
     return parser
 
 
@@ -216,7 +241,47 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return run_judge(args)
 
 
-COMMANDS = {"run": cmd_run, "report": cmd_report, "generate": cmd_generate, "judge": cmd_judge}
+def cmd_play(args: argparse.Namespace) -> int:
+    from craft_env.eval.play import play, play_settings
+
+    settings = play_settings(
+        args.seat, args.structure, args.others, args.out, dataset=args.dataset, api_base=args.api_base,
+        turns=args.turns, oracle_n=args.oracle_n, seed=args.seed,
+    )
+    _check_keys(settings)
+    play(settings)
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from craft_env.eval.replay import write_replay
+
+    path, games = write_replay(args.dirs, args.output)
+    print(f"Wrote {games} game(s) to {path}")
+    return 0
+
+
+def cmd_transcript(args: argparse.Namespace) -> int:
+    from craft_env.eval.transcript import game_transcript
+
+    text = game_transcript(args.dir, args.game, args.turns)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"Wrote {args.output}")
+    else:
+        print(text, end="")
+    return 0
+
+
+COMMANDS = {
+    "run": cmd_run,
+    "report": cmd_report,
+    "generate": cmd_generate,
+    "play": cmd_play,
+    "replay": cmd_replay,
+    "transcript": cmd_transcript,
+    "judge": cmd_judge,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -128,6 +128,13 @@ class BuilderReply:
     usage: Usage = field(default_factory=Usage)
 
 
+class GameStopped(Exception):
+    """Raised by an agent to end its game before the end (a person typed ``quit``).
+
+    The runner logs the game as ``stopped``: not finished, not an error.
+    """
+
+
 @runtime_checkable
 class Director(Protocol):
     name: str

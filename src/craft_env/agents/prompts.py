@@ -1,4 +1,4 @@
-"""The prompts language-model agents see, written from SPEC; versioned.
+"""The prompts language-model agents see, written from ``docs/rules.md`` and ``docs/environment.md``.
 
 A prompt is a system message (the game's rules, the agent's role, and the
 answer format) and a user message (the agent's text observation from the

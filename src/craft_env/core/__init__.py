@@ -1,10 +1,24 @@
 """The rules of CRAFT on numpy arrays, numba-jitted: nothing else.
 
-No PettingZoo, Gymnasium or litellm here. Modules: ``encoding`` (codes,
-cell values, action table), ``rules`` (legal masks, apply, reasons),
-``oracle`` (keep levels, distance, optimal moves, plan), ``metrics``,
-``generator``, ``views`` (seats and walls), ``board`` (``Structure``) and
-``moves`` (``Move``).
+No PettingZoo, Gymnasium or litellm here. Modules:
+
+* ``encoding``: block codes, cell values, the action table;
+* ``rules``: legal masks, applying a move, the reason a move is illegal;
+* ``board``: ``Structure``, an immutable board, and the paper's JSON;
+* ``moves``: ``Move``, one builder move, and its action id;
+* ``generator``: seeded targets, the same on every platform;
+* ``views``: seats and the directors' wall views;
+* ``oracle``: keep levels, distance, optimal moves, plan (``craft_env.oracle``);
+* ``metrics``: the paper's metrics and our strict one (``craft_env.metrics``);
+* ``starts``: partial starting boards cut from a target;
+* ``intents``: the directors' discrete vocabulary and its mask;
+* ``scripted``: the scripted director's choice (the offline team);
+* ``random``: episode randomness that numba and Python draw alike;
+* ``protocol``: the ``craft`` and ``paper`` turn protocols, one switch per difference;
+* ``observation``: the flat numeric observations of every env;
+* ``game``: the one game kernel: reset, turn, director and builder steps for one episode row;
+* ``turn``: the fused per-turn kernels of the single env;
+* ``batch``: the kernels over a batch of boards and the batched game.
 """
 
 from craft_env.core.board import IllegalMoveError, Structure

@@ -31,6 +31,7 @@ from craft_env.core.encoding import (
     value_code,
 )
 from craft_env.core.moves import Move, action_to_move
+from craft_env.core.views import director_views
 
 TIERS = ("simple", "medium", "complex")
 
@@ -287,8 +288,6 @@ class Structure:
         out["structure"] = structure
         out["spans"] = spans
         if views:
-            from craft_env.core.views import director_views
-
             out["director_views"] = director_views(self)
         out["metadata"] = {
             "total_blocks": self.num_entries,

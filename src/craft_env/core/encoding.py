@@ -88,10 +88,6 @@ def value_colour(value: int) -> int:
     return value - 1 if value < 6 else (value - 6) // 4
 
 
-def value_is_large(value: int) -> bool:
-    return value >= 6
-
-
 def value_code(value: int) -> str:
     """Paper block code (``"gs"``, ``"bl"``, ...) of a non-empty cell value."""
     return COLOURS[value_colour(value)] + ("l" if value >= 6 else "s")
@@ -237,20 +233,3 @@ VALUE_TO_CODE_INDEX = np.array(
     [-1] + [2 * c for c in range(5)] + [2 * ((v - 6) // 4) + 1 for v in range(6, 26)], np.int8
 )
 VALUE_TO_CODE_INDEX.flags.writeable = False
-
-
-def move_to_action(move, n: int = DEFAULT_N) -> int:
-    """The action id of a ``Move`` for side ``n`` (see ``Move.to_action``)."""
-    return move.to_action(n)
-
-
-def action_to_move(action: int, n: int = DEFAULT_N, layer: int | None = None):
-    """The ``Move`` with id ``action`` for side ``n``."""
-    from craft_env.core.moves import action_to_move as build
-
-    return build(action, n, layer)
-
-
-def legal_mask(structure) -> np.ndarray:
-    """The int8 legal-move mask of a ``Structure`` over this table (no-op always 1)."""
-    return structure.legal_mask()

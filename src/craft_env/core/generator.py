@@ -1,4 +1,4 @@
-"""Seeded target generator (SPEC section 3), identical on every platform.
+"""Seeded target generator (``docs/rules.md#structures``), identical on every platform.
 
 Randomness comes from our own SplitMix64 stream inside the kernel, not from
 numpy's global state, so a seed means the same structure in every process,

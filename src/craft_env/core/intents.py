@@ -150,17 +150,6 @@ def fill_director_mask(board, n, kind, cell_a, cell_b, intent_action, intent_lay
         out[intent] = 1 if level == intent_layer[intent] else 0
 
 
-def director_mask(board: np.ndarray, n: int, intents: IntentTable) -> np.ndarray:
-    """A director's int8 intent mask on the board array ``board``."""
-    table = action_table(n)
-    scratch = np.empty(table.num_actions, np.int8)
-    out = np.empty(intents.num_intents, np.int8)
-    fill_director_mask(
-        board, n, table.kind, table.cell_a, table.cell_b, intents.action, intents.layer, scratch, out
-    )
-    return out
-
-
 def intent_for_action(intents: IntentTable, action: int, layer: int) -> int:
     """The intent of ``intents``' seat that denotes builder ``action`` acting on ``layer``; -1 if none.
 

@@ -1,4 +1,4 @@
-"""The paper's metrics (SPEC section 7) as a numba kernel, plus the Python view.
+"""The paper's metrics (``docs/rules.md#metrics``): a numba kernel, and ``score`` on ``Structure``s.
 
 The paper's IoU and position accuracy compare *sets* of block codes per cell:
 layer order and repeats are ignored. That is deliberate (results must be
@@ -6,7 +6,7 @@ comparable with the paper's Table 1); ``voxel_iou`` is our strict variant.
 Cell sets are 10-bit masks over block-code indices, so set operations are
 bit operations.
 
-Strictness and edge cases (ours, documented in docs/metrics.md):
+Strictness and edge cases (ours, documented in ``docs/rules.md#metrics``):
 
 * ``voxel_iou`` counts a position as shared only when both boards hold the
   same block there: same code *and*, for a large block, the same partner.
@@ -15,6 +15,9 @@ Strictness and edge cases (ours, documented in docs/metrics.md):
 * An empty target has ``completion`` 1 when the board is empty too, else 0;
   two empty boards have ``voxel_iou`` 1. ``iou`` keeps the paper's rule
   (0 when the union is empty).
+
+``score(current, target)`` (the public ``craft_env.metrics.score``) returns
+all five, ``progress`` being the paper's headline number.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from craft_env.core.board import Structure
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX
 
 METRIC_NAMES = ("iou", "completion", "position_accuracy", "progress", "voxel_iou")
@@ -81,6 +85,17 @@ def fill_scores(current, target, n, code_of, out):
 
 
 def score_arrays(current: np.ndarray, target: np.ndarray, n: int) -> dict[str, float]:
-    out = np.empty(5, np.float64)
+    """``score`` on two board arrays of side ``n`` (no checks: the caller's arrays match)."""
+    out = np.empty(len(METRIC_NAMES), np.float64)
     fill_scores(current, target, n, VALUE_TO_CODE_INDEX, out)
     return dict(zip(METRIC_NAMES, out.tolist()))
+
+
+def score(current: Structure, target: Structure) -> dict[str, float]:
+    """All five metrics of ``current`` against ``target``, each in [0, 1]."""
+    if current.n != target.n or current.height != target.height:
+        raise ValueError(
+            f"target: size {target.n}x{target.n}x{target.height} differs from the current board's "
+            f"{current.n}x{current.n}x{current.height}"
+        )
+    return score_arrays(current.array, target.array, current.n)

@@ -1,4 +1,4 @@
-"""The exact oracle of SPEC section 6 as numba kernels.
+"""The exact oracle (``docs/rules.md#oracle``): numba kernels on arrays, then the ``Structure`` API.
 
 Keep levels
     For each cell, the longest bottom prefix of the current stack equal to
@@ -18,6 +18,11 @@ Optimal moves (derived directly, checked by brute force in the tests)
       block; a large one only when its partner cell is clean at the same
       height.
     Every other legal move leaves the distance unchanged or raises it.
+
+The kernels take board arrays and the action table's arrays; the functions
+at the end (``distance``, ``optimal_mask``, ``optimal_actions``,
+``optimal_moves``, ``plan``, ``sample_candidates``) take ``Structure``
+objects and are the public ``craft_env.oracle``.
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from craft_env.core.encoding import KIND_REMOVE
+from craft_env.core.board import Structure, cached_move, cached_moves
+from craft_env.core.encoding import KIND_REMOVE, action_table
+from craft_env.core.moves import Move
 from craft_env.core.rules import apply_action_inplace, partner_cell, stack_height
 
 
@@ -85,7 +92,7 @@ def distance_from_keep(current, target, n, keep):
 
 
 @njit(cache=True)
-def distance(current, target, n):
+def distance_arrays(current, target, n):
     """Fewest moves turning ``current`` into ``target``."""
     keep = np.empty(n * n, np.int8)
     fill_keep_levels(current, target, n, keep)
@@ -173,7 +180,7 @@ def optimal_action_layers(current, target, n, pair_of, large_offset, remove_offs
 
 
 @njit(cache=True)
-def optimal_actions(current, target, n, pair_of, large_offset, remove_offset, mask, out):
+def optimal_action_ids(current, target, n, pair_of, large_offset, remove_offset, mask, out):
     """Fill ``mask`` and write the optimal action ids in increasing order into ``out``; return the count."""
     fill_optimal_mask(current, target, n, pair_of, large_offset, remove_offset, mask)
     count = 0
@@ -188,7 +195,7 @@ def optimal_actions(current, target, n, pair_of, large_offset, remove_offset, ma
 def build_plan(current, target, n, kind, cell_a, cell_b, colour, pair_of, large_offset, remove_offset):
     """A shortest plan: repeatedly play the lowest-id optimal action. Returns (actions, layers)."""
     board = current.copy()
-    total = distance(board, target, n)
+    total = distance_arrays(board, target, n)
     actions = np.empty(total, np.int16)
     layers = np.empty(total, np.int8)
     mask = np.empty(kind.shape[0], np.int8)
@@ -205,3 +212,105 @@ def build_plan(current, target, n, kind, cell_a, cell_b, colour, pair_of, large_
         apply_action_inplace(board, n, action, kind, cell_a, cell_b, colour)
     return actions, layers
 
+
+# The oracle on ``Structure`` objects, what ``craft_env.oracle`` names: checks, then one kernel call.
+
+
+def _check_pair(current: Structure, target: Structure) -> None:
+    if not isinstance(current, Structure) or not isinstance(target, Structure):
+        raise TypeError("current, target: expected two Structure objects")
+    if current.n != target.n or current.height != target.height:
+        raise ValueError(
+            f"target: size {target.n}x{target.n}x{target.height} differs from the current board's "
+            f"{current.n}x{current.n}x{current.height}"
+        )
+
+
+def distance(current: Structure, target: Structure) -> int:
+    """The fewest moves that turn ``current`` into ``target``."""
+    _check_pair(current, target)
+    return int(distance_arrays(current.array, target.array, current.n))
+
+
+def optimal_mask(current: Structure, target: Structure) -> np.ndarray:
+    """int8 mask over action ids: 1 where the move lowers the distance by exactly one."""
+    _check_pair(current, target)
+    table = action_table(current.n)
+    out = np.empty(table.num_actions, np.int8)
+    fill_optimal_mask(
+        current.array, target.array, current.n, table.pair_of, table.large_offset, table.remove_offset, out
+    )
+    return out
+
+
+def optimal_actions(current: Structure, target: Structure) -> np.ndarray:
+    """The optimal action ids, increasing."""
+    _check_pair(current, target)
+    table = action_table(current.n)
+    mask = np.empty(table.num_actions, np.int8)
+    ids = np.empty(table.num_actions, np.int16)
+    count = optimal_action_ids(
+        current.array, target.array, current.n, table.pair_of, table.large_offset, table.remove_offset, mask, ids
+    )
+    return ids[:count]
+
+
+def _optimal_rows(current: Structure, target: Structure) -> np.ndarray:
+    """The optimal ``(action id, layer)`` rows, ids increasing (int16 ``(k, 2)``)."""
+    _check_pair(current, target)
+    table = action_table(current.n)
+    out = np.empty((table.num_actions, 2), np.int16)
+    count = optimal_action_layers(
+        current.array, target.array, current.n, table.pair_of, table.large_offset, table.remove_offset, out
+    )
+    return out[:count]
+
+
+def _moves_for(current: Structure, rows: np.ndarray) -> list[Move]:
+    moves = cached_moves(current.n, current.height)
+    return [moves[action][layer + 1] for action, layer in rows.tolist()]
+
+
+def optimal_moves(current: Structure, target: Structure) -> list[Move]:
+    """The legal moves after which ``distance`` drops by exactly one (with layers).
+
+    Empty exactly when ``current == target``. A large removal appears once
+    per half (the two cells name the same block), as in the action table.
+    """
+    return _moves_for(current, _optimal_rows(current, target))
+
+
+def plan(current: Structure, target: Structure) -> list[Move]:
+    """A shortest move sequence from ``current`` to ``target`` (``len == distance``)."""
+    _check_pair(current, target)
+    table = action_table(current.n)
+    actions, layers = build_plan(
+        current.array,
+        target.array,
+        current.n,
+        table.kind,
+        table.cell_a,
+        table.cell_b,
+        table.colour,
+        table.pair_of,
+        table.large_offset,
+        table.remove_offset,
+    )
+    return [cached_move(current.n, current.height, int(a), int(l)) for a, l in zip(actions, layers)]
+
+
+def sample_candidates(
+    current: Structure, target: Structure, n: int, rng: np.random.Generator | int | None = None
+) -> list[Move]:
+    """Up to ``n`` distinct optimal moves drawn without replacement by a seeded RNG (the oracle condition).
+
+    ``rng`` is a ``numpy.random.Generator`` or a seed. Returned in the order
+    drawn, so a seed fixes what the builder is shown and in which order.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n: number of candidates must be a non-negative int, got {n!r}")
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rows = _optimal_rows(current, target)
+    if len(rows) > n:
+        rows = rows[generator.choice(len(rows), size=n, replace=False)]
+    return _moves_for(current, rows)

@@ -1,8 +1,8 @@
-"""The two turn protocols of ``docs/rules.md``: ours (``craft``) and the paper's code (``paper``).
+"""The two turn protocols (``docs/rules.md#two-protocols``): ours, ``craft``, and the paper's, ``paper``.
 
 A ``Protocol`` is one frozen record with one named switch per difference
-between the two (``docs/rules.md``, "Two protocols"; the paper's behaviour
-is described in ``docs/paper-protocol.md``). Everything else (metrics,
+between the two (the table in ``docs/rules.md#two-protocols`` names each
+switch and what it does under either protocol). Everything else (metrics,
 seeds, log formats) is the same under both, and every run, log and report
 names the protocol it was played under.
 """

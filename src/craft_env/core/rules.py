@@ -1,4 +1,4 @@
-"""The rules of SPEC section 2 as numba kernels on board arrays.
+"""The rules of ``docs/rules.md#moves`` as numba kernels on board arrays.
 
 All kernels take a board ``(n*n, h)`` int8 array (see ``encoding``), the
 side ``n``, and the action table arrays, and never allocate in their inner

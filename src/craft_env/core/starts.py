@@ -1,18 +1,16 @@
-"""Partial starting boards (SPEC section 8): a target cut down to what one rule keeps.
+"""Partial starting boards (``docs/rules.md#turns-and-starting-boards``): a target cut down by one rule.
 
 Each start keeps a bottom prefix of every target stack and then, like the
 oracle's keep levels, lowers prefixes until no large block has one half kept
 and the other not. The result is always a reachable board, a fresh array
-that never aliases the target.
+that never aliases the target (``fill_start`` writes into the caller's array).
 """
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from craft_env.core.rules import partner_cell
-from craft_env.core.views import seat_cell_indices
 
 STARTS = ("empty", "first_layer", "first_two_layers", "wall_D1", "wall_D2", "wall_D3")
 
@@ -60,13 +58,3 @@ def fill_start(target, n, start, walls, prefix, board):
     for c in range(cells):
         for level in range(h):
             board[c, level] = target[c, level] if level < prefix[c] else 0
-
-
-def start_board(target: np.ndarray, n: int, start: str) -> np.ndarray:
-    """The starting board array for ``start`` (one of ``STARTS``) and the target array (a new array)."""
-    if start not in STARTS:
-        raise ValueError(f"start: unknown start {start!r}; expected one of {', '.join(STARTS)}")
-    walls = np.stack([seat_cell_indices(seat, n) for seat in ("D1", "D2", "D3")])
-    board = np.zeros_like(target)
-    fill_start(target, n, STARTS.index(start), walls, np.empty(n * n, np.int8), board)
-    return board

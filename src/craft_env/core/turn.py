@@ -21,7 +21,7 @@ from numba import njit
 from craft_env.core.encoding import KIND_NOOP, KIND_REMOVE, VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.metrics import fill_scores
 from craft_env.core.observation import played_fraction, update_obs_after_move
-from craft_env.core.oracle import distance, fill_optimal_mask
+from craft_env.core.oracle import distance_arrays, fill_optimal_mask
 from craft_env.core.random import (
     STREAM_CANDIDATES,
     STREAM_ORDER,
@@ -166,7 +166,7 @@ def play_builder_action(
     before_progress = scores[3]
     before_distance = result[RESULT_DISTANCE]
     fill_scores(board, target, n, VALUE_TO_CODE_INDEX, scores)
-    after = distance(board, target, n)
+    after = distance_arrays(board, target, n)
     is_optimal = 1.0 if code == OK and optimal[action] else 0.0
     followed = is_optimal
     if num_candidates >= 0:
@@ -218,7 +218,7 @@ def finish_turn(
     if action == START_TURN:
         code = OK
         fill_scores(board, target, n, VALUE_TO_CODE_INDEX, scores)
-        result[RESULT_DISTANCE] = distance(board, target, n)
+        result[RESULT_DISTANCE] = distance_arrays(board, target, n)
     else:
         code = play_builder_action(
             board, target, n, action, override, static, optimal, candidates, num_candidates, reward_kind,

@@ -1,4 +1,4 @@
-"""Seats and the directors' wall projections (SPEC section 5): the observer.
+"""Seats and the directors' wall projections (``docs/rules.md#directors-views``): the observer.
 
 A seat sees the outer wall of cells on its side, every layer, listed left to
 right *from that seat*:

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from craft_env.core.board import Structure
+from craft_env.core.encoding import check_size
 from craft_env.core.starts import STARTS
+from craft_env.datasets import load_eval_set
 
 MESSAGE_MODES = ("intent", "text")
 DIRECTOR_SEES = ("full", "walls")
 REWARDS = ("progress_delta", "distance", "sparse")
-RENDER_MODES = ("ansi", "rgb_array")
+RENDER_MODES = ("human", "ansi", "rgb_array")
 SEATS = ("D1", "D2", "D3")
 
 
@@ -36,6 +38,7 @@ class EnvConfig:
     message_mode: str = "intent"
     text_observations: bool = False
     render_mode: str | None = None
+    render_target: bool = False
 
 
 def _is_int(value: object) -> bool:
@@ -53,14 +56,13 @@ def make_config(
     message_mode: str = "intent",
     text_observations: bool | None = None,
     render_mode: str | None = None,
+    render_target: bool = False,
     n: int = 3,
     height: int = 3,
 ) -> EnvConfig:
     """Check every setting and build an ``EnvConfig``; ``ValueError`` names the bad field."""
     if structure is not None and not isinstance(structure, Structure):
         if _is_int(structure):
-            from craft_env.datasets import load_eval_set
-
             bundled = load_eval_set()
             if not 0 <= structure < len(bundled):
                 raise ValueError(
@@ -106,8 +108,8 @@ def make_config(
         raise ValueError(f"text_observations: must be a bool or None, got {text_observations!r}")
     if render_mode is not None and render_mode not in RENDER_MODES:
         raise ValueError(f"render_mode: must be None or one of {', '.join(RENDER_MODES)}, got {render_mode!r}")
-    from craft_env.core.encoding import check_size
-
+    if not isinstance(render_target, bool):
+        raise ValueError(f"render_target: must be a bool, got {render_target!r}")
     check_size(n, height)
     return EnvConfig(
         structure=structure,
@@ -122,4 +124,5 @@ def make_config(
         message_mode=message_mode,
         text_observations=text_observations,
         render_mode=render_mode,
+        render_target=render_target,
     )

@@ -35,7 +35,9 @@ Info (builder)        turn, action, move, text, question, legal, reason,
 State                 ``state()`` / ``state_space``: ``Box(0, 1, (S,),
                       float32)``, board, whole target, intents, turn (S =
                       1246 at 3x3x3), for centralized critics only
-Render modes          ``ansi``, ``rgb_array``
+Render modes          ``human`` (prints the ``ansi`` frame), ``ansi``,
+                      ``rgb_array`` (turn and seat labels); with
+                      ``render_target=True`` the target beside the board
 ====================  ========================================================
 
 Configuration (keyword arguments, validated; see ``envs.config``):
@@ -47,7 +49,7 @@ no-op, the paper's oracle condition), ``start`` (``empty``, ``first_layer``,
 ``director_order`` (``"random"``, ``"fixed"`` or a permutation of seats),
 ``director_sees`` (``full`` board or only the ``walls``), ``reward``,
 ``message_mode`` (``intent`` default, or ``text``), ``text_observations``
-(default: on in text mode), ``render_mode``.
+(default: on in text mode), ``render_mode``, ``render_target=False``.
 
 Illegal or unparseable actions are failed turns (board unchanged,
 ``info["reason"]`` says why), never exceptions. A builder action outside
@@ -66,6 +68,7 @@ Version history: ``craft_v0`` — first release.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import gymnasium
@@ -74,9 +77,17 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
+from craft_env.core.views import director_views
+from craft_env.envs import render as drawing
 from craft_env.envs.config import SEATS, make_config
 from craft_env.envs.game import NUM_DIRECTORS, CraftGame
-from craft_env.envs.textobs import TEXT_CHARSET, TEXT_MAX_LENGTH, builder_text, director_text
+from craft_env.envs.textobs import (
+    TEXT_CHARSET,
+    TEXT_MAX_LENGTH,
+    builder_text,
+    conversation_lines,
+    director_text,
+)
 
 DIRECTORS = tuple(f"director_{k + 1}" for k in range(NUM_DIRECTORS))
 BUILDER = "builder"
@@ -85,7 +96,10 @@ AGENTS = (*DIRECTORS, BUILDER)
 # cycle (a later director hears the earlier ones) and the speaking order is shuffled each turn.
 # ``parallel_env()`` is this game's Parallel form.
 METADATA = {
-    "name": "craft_v0", "render_modes": ["ansi", "rgb_array"], "is_parallelizable": False, "render_fps": 2
+    "name": "craft_v0",
+    "render_modes": ["human", "ansi", "rgb_array"],
+    "is_parallelizable": False,
+    "render_fps": 2,
 }
 
 
@@ -220,26 +234,37 @@ class _CraftBase:
         return {DIRECTORS[0]: public, DIRECTORS[1]: public, DIRECTORS[2]: public, BUILDER: outcome}
 
     def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None:
+        """The current frame: ``ansi`` text, an ``rgb_array`` picture, or ``human`` (ansi printed, None).
+
+        Spectator views: they show the whole target (every director's wall,
+        and with ``render_target=True`` the target itself beside the board),
+        so they are for people and logs, never for an agent.
+        """
+        mode = self.render_mode
+        if mode is None:
             gymnasium.logger.warn(
-                "render() called without a render_mode; pass render_mode='ansi' or 'rgb_array'"
+                "render() called without a render_mode; pass render_mode='human', 'ansi' or 'rgb_array'"
             )
             return None
-        from craft_env import render as drawing
-
-        board = self.game.board_structure()
-        if self.render_mode == "rgb_array":
-            return drawing.render_rgb(board)
-        from craft_env.core.views import director_views
-        from craft_env.envs.textobs import conversation_lines
-
-        lines = conversation_lines(self.game)[-(NUM_DIRECTORS + 1):]
-        return drawing.render_ansi(
+        game = self.game
+        board = game.board_structure()
+        target = game.target_structure() if self.config.render_target else None
+        if mode == "rgb_array":
+            return drawing.render_frame(board, f"TURN {game.turn}/{self.config.max_turns}", target)
+        lines = conversation_lines(game)[-(NUM_DIRECTORS + 1):]
+        text = drawing.render_ansi(
             board,
-            target_views=director_views(self.game.target_structure()),
+            target_views=director_views(game.target_structure()),
             messages=lines,
-            title=f"CRAFT turn {self.game.turn}/{self.config.max_turns}",
+            title=f"CRAFT turn {game.turn}/{self.config.max_turns}",
+            target=target,
+            color=mode == "human" and sys.stdout.isatty(),
         )
+        if mode == "ansi":
+            return text
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return None
 
     def close(self) -> None:
         pass

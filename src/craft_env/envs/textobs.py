@@ -16,6 +16,14 @@ import unicodedata
 
 from craft_env.core.views import seat_view
 from craft_env.envs.config import SEATS
+from craft_env.text import (
+    describe_board,
+    describe_candidates,
+    describe_conversation,
+    describe_view,
+    director_frame_description,
+    intent_to_text,
+)
 
 TEXT_CHARSET = frozenset(string.printable)
 TEXT_MAX_LENGTH = 200_000
@@ -42,8 +50,6 @@ def ascii_text(text: str) -> str:
 
 def conversation_lines(game, start: int = 0) -> list[tuple[str, str]]:
     """(speaker, text) pairs of the conversation from entry ``start`` on, intents spoken in words."""
-    from craft_env.text import intent_to_text
-
     lines = []
     for entry in game.conversation[start:]:
         speaker = entry["speaker"]
@@ -63,8 +69,6 @@ def conversation_text(game) -> str:
     (kept in ``game.text_cache``, which ``reset`` empties) instead of on
     every observation.
     """
-    from craft_env.text import describe_conversation
-
     rendered = game.text_cache.setdefault(("conversation",), [])
     if len(rendered) < len(game.conversation):
         start = len(rendered)
@@ -75,8 +79,6 @@ def conversation_text(game) -> str:
 
 def board_text(game, walls_only: bool) -> str:
     """The current board in words (or its three walls), cached until the board changes."""
-    from craft_env.text import describe_board, describe_view
-
     key = ("board", walls_only)
     board_bytes = game.board.tobytes()
     cached = game.text_cache.get(key)
@@ -95,8 +97,6 @@ def board_text(game, walls_only: bool) -> str:
 
 
 def director_text(game, seat: int) -> str:
-    from craft_env.text import describe_view, director_frame_description
-
     name = SEATS[seat]
     view_key = ("target view", seat)
     if view_key not in game.text_cache:  # the target is fixed for the episode
@@ -112,8 +112,6 @@ def director_text(game, seat: int) -> str:
 
 
 def builder_text(game) -> str:
-    from craft_env.text import describe_candidates
-
     parts = [
         f"You are the builder. Turn {game.turn + 1} of {game.config.max_turns}.",
         f"Current board:\n{board_text(game, False)}",

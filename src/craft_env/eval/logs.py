@@ -11,8 +11,9 @@ Each line of ``log.jsonl`` names its game (``structure_id``,
 ``structure_index``, ``run``), its ``attempt`` and its ``turn_number``, and
 has a ``kind``:
 
-* ``"game"`` with ``event`` ``"start"``, ``"done"`` or ``"errored"``: game
-  markers (``turn_number`` is the last turn played);
+* ``"game"`` with ``event`` ``"start"``, ``"done"``, ``"errored"`` or
+  ``"stopped"`` (a person quit ``craft-env play``): game markers
+  (``turn_number`` is the last turn played);
 * ``"turn"``: the paper's fields (``structure_before``,
   ``director_responses`` with think and message, ``oracle_moves``,
   ``move_attempted``, ``executed``, ``followed_oracle``, ``progress_data``)
@@ -20,7 +21,7 @@ has a ``kind``:
   ``remove_attempted``, ``tokens``, ``cost``, ``latency``).
 
 Resume: a game is finished when a ``done`` marker exists; only the turns of
-that attempt count. An errored or unfinished game is played again from the
+that attempt count. An errored, stopped or unfinished game is played again from the
 start under the next attempt number, so stale turns are superseded, never
 mixed in: whatever the reader returns holds each game once and each of its
 turns once.
@@ -68,7 +69,8 @@ def read_games(log_path: str | os.PathLike) -> dict[tuple[int, int], GameLog]:
     """Every game in one ``log.jsonl``, keyed by ``(run, structure_index)``.
 
     ``status`` is ``done`` (turns of the done attempt, sorted, one per turn
-    number), ``errored`` (last attempt ended in an error), or ``partial``.
+    number), ``errored`` (last attempt ended in an error), ``stopped`` (a
+    person ended it), or ``partial``.
     """
     turns: dict[tuple[int, int, int], dict[int, dict[str, Any]]] = {}
     games: dict[tuple[int, int], GameLog] = {}
@@ -86,8 +88,8 @@ def read_games(log_path: str | os.PathLike) -> dict[tuple[int, int], GameLog]:
             event = record.get("event")
             if event == "done" and game.status != "done":
                 game.status, game.attempt, game.marker = "done", attempt, record
-            elif event == "errored" and game.status != "done" and attempt >= game.attempt:
-                game.status, game.attempt, game.marker = "errored", attempt, record
+            elif event in ("errored", "stopped") and game.status != "done" and attempt >= game.attempt:
+                game.status, game.attempt, game.marker = event, attempt, record
     for game in games.values():
         if game.status == "done":
             by_number = turns.get((*game.key, game.attempt), {})

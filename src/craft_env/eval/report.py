@@ -52,10 +52,14 @@ class RunResult:
 
     @property
     def director_model(self) -> str:
-        return str(self.config.get("director_model", "?"))
+        model = str(self.config.get("director_model", "?"))
+        person = self.config.get("person")  # craft-env play: a person at one seat
+        return f"{model} + person at {person}" if person in ("D1", "D2", "D3") else model
 
     @property
     def builder_model(self) -> str:
+        if self.config.get("person") == "builder":
+            return "person"
         return str(self.config.get("builder_model", "?"))
 
     @property

@@ -8,8 +8,10 @@ with the agents the settings name. Games run concurrently (asyncio, at most
 and flushed as it happens (``logs``).
 
 A model call that fails for good (``ModelCallError``) ends its game as
-``errored``; it is never turned into a move or a message. Running again
-with ``resume=True`` skips finished games and replays errored or
+``errored``; it is never turned into a move or a message. An agent that
+raises ``GameStopped`` (a person quitting ``craft-env play``) ends it as
+``stopped``. Running again
+with ``resume=True`` skips finished games and replays errored, stopped or
 interrupted ones from the start (their recorded model calls come back from
 the cache for free), so a killed run loses and duplicates nothing.
 """
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
+from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, GameStopped, Usage
 from craft_env.agents.prompts import archetype_for
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
@@ -63,7 +65,12 @@ class GameResult:
 
 
 class AgentFactory:
-    """Makes each game's agents; model clients (and their cache) are shared by all games."""
+    """Makes each game's agents; model clients (and their cache) are shared by all games.
+
+    ``seated`` maps a seat (``"builder"``, ``"D1"``..) to an agent that plays
+    it in every game instead of the settings' model (``craft-env play``
+    seats a person this way).
+    """
 
     def __init__(
         self,
@@ -71,8 +78,10 @@ class AgentFactory:
         cache: ReplayCache | None,
         redactor: Redactor,
         client_options: dict[str, Any] | None = None,
+        seated: dict[str, Any] | None = None,
     ) -> None:
         self.settings = settings
+        self.seated = dict(seated or {})
         options = dict(client_options or {})
         self.clients: dict[str, ModelClient] = {}
         for role, model in (("director", settings.director_model), ("builder", settings.builder_model)):
@@ -92,9 +101,11 @@ class AgentFactory:
     @property
     def needs_text(self) -> bool:
         """Whether any agent reads text observations (built-in agents read the numeric ones)."""
-        return bool(self.clients)
+        return bool(self.clients) or bool(self.seated)
 
     def director(self, spec: GameSpec, seat: str) -> Any:
+        if seat in self.seated:
+            return self.seated[seat]
         model = self.settings.director_model
         if "director" in self.clients:
             from craft_env.agents.llm import LLMDirector
@@ -109,6 +120,8 @@ class AgentFactory:
         return ScriptedDirector()
 
     def builder(self, spec: GameSpec) -> Any:
+        if BUILDER in self.seated:
+            return self.seated[BUILDER]
         model = self.settings.builder_model
         if "builder" in self.clients:
             from craft_env.agents.llm import LLMBuilder
@@ -316,6 +329,11 @@ async def play_game(
             turn_usage, spoken = Usage(), []
     except ModelCallError as error:
         return _game_errored(run_log, spec, attempt, u.turn, total + turn_usage, str(error), error.error_type)
+    except GameStopped as stop:
+        usage = total + turn_usage
+        fields = {"reason": str(stop), **_usage_fields(usage)}
+        run_log.game_event("stopped", spec.index, spec.structure_id, attempt, u.turn, **fields)
+        return GameResult(spec, "stopped", u.turn, usage=usage, error=str(stop))
     except Exception as error:  # a bug must not take the other games down; it is logged and counted
         log.exception("game %s run %d crashed", spec.structure_id, spec.run)
         message = f"{type(error).__name__}: {error}"
@@ -528,13 +546,17 @@ async def run_benchmark_async(
     console: Any = None,
     client_options: dict[str, Any] | None = None,
     redactor: Redactor | None = None,
+    seated: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Play (or finish) every run of ``settings``; return one summary per run."""
+    """Play (or finish) every run of ``settings``; return one summary per run.
+
+    ``seated``: agents that take given seats (see ``AgentFactory``).
+    """
     redactor = redactor or Redactor()
     prepare_output(settings, resume, redactor)
     needs_cache = any(is_model(m) for m in (settings.director_model, settings.builder_model))
     cache = ReplayCache(Path(settings.out) / CACHE_NAME, redactor) if needs_cache else None
-    factory = AgentFactory(settings, cache, redactor, client_options)
+    factory = AgentFactory(settings, cache, redactor, client_options, seated)
     summaries = []
     try:
         with _Progress(progress, console) as bar:
@@ -554,6 +576,9 @@ def run_benchmark(
     progress: bool = False,
     console: Any = None,
     client_options: dict[str, Any] | None = None,
+    seated: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Blocking ``run_benchmark_async``."""
-    return asyncio.run(run_benchmark_async(settings, resume, progress, console, client_options))
+    return asyncio.run(
+        run_benchmark_async(settings, resume, progress, console, client_options, seated=seated)
+    )

@@ -3,7 +3,10 @@
 Model names: ``"scripted"`` (the built-in team, no litellm), ``"random"``
 (uniform over the mask), or any litellm model string
 (``openai/gpt-4o-mini``, ``anthropic/...``, ``ollama/...``, and our offline
-``scripted/team``). A bad value raises ``ValueError`` naming the field.
+``scripted/team``). ``person`` names the seat a person plays in
+``craft-env play`` (``builder``, ``D1``, ``D2``, ``D3``; None in a benchmark
+run), so a game's ``config.json`` says who sat where. A bad value raises
+``ValueError`` naming the field.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from craft_env.agents.prompts import PROMPT_VERSION
 from craft_env.core.board import Structure
 
 BUILT_IN = ("scripted", "random")
+PERSON_SEATS = ("builder", "D1", "D2", "D3")
 STARTS = ("empty", "first_layer", "first_two_layers", "wall_D1", "wall_D2", "wall_D3")
 # Settings that change results: a resumed run must agree on all of them.
 RESULT_FIELDS = (
@@ -34,6 +38,7 @@ RESULT_FIELDS = (
     "temperature",
     "max_tokens",
     "prompt_version",
+    "person",
 )
 
 
@@ -92,6 +97,7 @@ class RunSettings:
     num_retries: int = 3
     replay_only: bool = False
     prompt_version: str = PROMPT_VERSION
+    person: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("director_model", "builder_model"):
@@ -110,6 +116,8 @@ class RunSettings:
             raise ValueError(f"seed: expected a non-negative int, got {self.seed!r}")
         if self.start not in STARTS:
             raise ValueError(f"start: expected one of {', '.join(STARTS)}, got {self.start!r}")
+        if self.person is not None and self.person not in PERSON_SEATS:
+            raise ValueError(f"person: expected None or one of {', '.join(PERSON_SEATS)}, got {self.person!r}")
         if self.director_order not in ("random", "fixed"):
             raise ValueError(f"director_order: expected 'random' or 'fixed', got {self.director_order!r}")
         if self.temperature is not None and (

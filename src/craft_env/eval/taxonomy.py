@@ -1,4 +1,4 @@
-"""The failure taxonomy (SPEC section 7, the paper's Table 3) on logged moves.
+"""The failure taxonomy (``docs/rules.md#failure-taxonomy``, the paper's Table 3) on logged moves.
 
 Computed from log lines alone, on turns where the oracle offered moves:
 

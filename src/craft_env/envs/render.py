@@ -1,7 +1,7 @@
 """Pictures of a board: an isometric RGB image, a plain-text panel, a PNG writer.
 
-This is the viewer (DESIGN.md: the generator, the rules, the per-agent view
-and the rendering are separate things). It reads a ``Structure`` (or its
+This is the viewer, kept apart from the generator, the rules and the
+per-agent views (``craft_env.core``). It reads a ``Structure`` (or its
 int8 cell-value array, see ``craft_env.core.encoding``) and never changes it.
 Only numpy and the standard library are used.
 
@@ -18,10 +18,17 @@ Only numpy and the standard library are used.
     ``(n, height, cell_px, margin)``, so the frames of one game all have the
     same size.
 
-``render_ansi(structure, target_views, messages, title)``
+``render_panel(structure, title)`` / ``render_frame(board, title, target)``
+    The env's ``rgb_array`` frame: ``render_rgb`` framed by a title line
+    and the four seat labels drawn where the seats stand (D1 left, D2 far,
+    D3 right, BUILDER near), in a 5x7 bitmap font (``envs.font``);
+    ``render_frame`` puts a panel of the target to the right of the board's.
+
+``render_ansi(structure, target_views, messages, title, target)``
     A text panel for terminals: the board layer by layer seen from above,
     a height map, each director's target wall (top layer first) and the
-    last messages. Plain text by default; ``color=True`` adds ANSI colours.
+    last messages; with ``target`` the target's layers beside the board's.
+    Plain text by default; ``color=True`` adds ANSI colours.
 
 ``write_png(path, rgb)`` / ``encode_png(rgb)``
     A minimal PNG encoder (zlib + struct), so pictures can be saved without
@@ -42,6 +49,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from craft_env.core.encoding import COLOUR_NAMES, COLOURS
+from craft_env.envs.font import GLYPH_HEIGHT, draw_text, text_size
 
 __all__ = [
     "BLOCK_RGB",
@@ -49,8 +57,11 @@ __all__ = [
     "PALETTE",
     "encode_png",
     "face_colours",
+    "panel_origin",
     "project",
     "render_ansi",
+    "render_frame",
+    "render_panel",
     "render_rgb",
     "write_png",
 ]
@@ -434,6 +445,74 @@ def render_rgb(
     return ((acc + count // 2) // count).astype(np.uint8)
 
 
+# ---------------------------------------------------------------------------- frames
+
+#: Seat labels of a panel and the floor point of the side each seat stands at, as
+#: fractions of ``(n, n)`` in ``(i, j)``: D1 left (j = 0), D2 far (i = 0), D3 right
+#: (j = n), the builder near (i = n).
+SEAT_LABELS = (("D1", (0.5, 0.0)), ("D2", (0.0, 0.5)), ("D3", (0.5, 1.0)), ("BUILDER", (1.0, 0.5)))
+
+
+def _font_scale(cell_px: float) -> int:
+    return max(1, int(round(cell_px / 24.0)))
+
+
+def panel_origin(cell_px: float | None = None) -> tuple[int, int]:
+    """``(row, column)`` of ``render_rgb``'s picture inside ``render_panel``'s (same ``cell_px``)."""
+    cell_px = float(DEFAULT_CELL_PX if cell_px is None else cell_px)
+    scale = _font_scale(cell_px)
+    gap = 2 * scale
+    line = GLYPH_HEIGHT * scale
+    side = text_size("D1", scale)[1] + 2 * gap
+    return 2 * line + 3 * gap, side
+
+
+def render_panel(structure: Any, title: str = "", *, cell_px: float | None = None,
+                 supersample: int = 2) -> np.ndarray:
+    """``render_rgb(structure)`` with ``title`` above it and the seat labels around it.
+
+    The picture sits at ``panel_origin(cell_px)`` on a background border:
+    the title on the top line, D2 on the next line above the far side, D1
+    and D3 in the side strips level with the middle of their floor edges,
+    BUILDER below the near side. The size depends only on the board size
+    and ``cell_px``.
+    """
+    picture = render_rgb(structure, cell_px=cell_px, supersample=supersample)
+    cells, n = _as_board(structure)
+    cell_px = float(DEFAULT_CELL_PX if cell_px is None else cell_px)
+    scale = _font_scale(cell_px)
+    gap, line = 2 * scale, GLYPH_HEIGHT * scale
+    top, side = panel_origin(cell_px)
+    h, w = picture.shape[:2]
+    panel = np.empty((top + h + line + 2 * gap, w + 2 * side, 3), np.uint8)
+    panel[:] = BACKGROUND_RGB
+    panel[top:top + h, side:side + w] = picture
+    draw_text(panel, title, gap, gap, OUTLINE_RGB, scale)
+    for label, (fi, fj) in SEAT_LABELS:
+        x, y = project(n, cells.shape[1], (fi * n, fj * n, 0.0), cell_px=cell_px) + (side, top)
+        width = text_size(label, scale)[1]
+        if label == "D1":
+            at = (side - gap - width, int(y) - line // 2)
+        elif label == "D3":
+            at = (side + w + gap, int(y) - line // 2)
+        else:
+            x = min(max(int(x) - width // 2, 0), panel.shape[1] - width)
+            at = (x, top - gap - line) if label == "D2" else (x, top + h + gap)
+        draw_text(panel, label, at[0], at[1], OUTLINE_RGB, scale)
+    return panel
+
+
+def render_frame(board: Any, title: str = "", target: Any = None, *, cell_px: float | None = None,
+                 supersample: int = 2) -> np.ndarray:
+    """The board's ``render_panel``; with ``target``, the target's panel (titled TARGET) to its right."""
+    frame = render_panel(board, title, cell_px=cell_px, supersample=supersample)
+    if target is None:
+        return frame
+    return np.concatenate(
+        [frame, render_panel(target, "TARGET", cell_px=cell_px, supersample=supersample)], axis=1
+    )
+
+
 # ------------------------------------------------------------------------------ text
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
@@ -561,6 +640,7 @@ def render_ansi(
     target_views: Mapping[str, Mapping[str, Any]] | None = None,
     messages: Sequence[Any] | None = None,
     title: str | None = None,
+    target: Any = None,
     *,
     max_messages: int = 8,
     color: bool = False,
@@ -578,15 +658,26 @@ def render_ansi(
     ``xs`` for a slot of colour ``x`` that looks size 1, ``xl==xl`` for a
     size-2 pair. ``messages`` is a list of ``(speaker, text)`` pairs (or
     dicts with ``speaker``/``text``); the last ``max_messages`` are shown.
-    Panels wrap at ``width`` columns; ``color=True`` wraps block codes in
-    ANSI colour escapes.
+    ``target`` (a ``Structure`` or cell array of the board's size) adds its
+    layers, titled ``target k``, after the board's height map. Panels wrap
+    at ``width`` columns; ``color=True`` wraps block codes in ANSI colour
+    escapes.
     """
     cells, n = _as_board(structure)
     height = cells.shape[1]
     out: list[str] = []
     if title:
         out += [f"=== {title} ===", ""]
-    downward = (cells >= 6) & ((cells.astype(np.int16) - 6) % 4 == 1)
+    goal = None
+    if target is not None:
+        goal = _as_board(target)[0]
+        if goal.shape != cells.shape:
+            raise ValueError(f"target: shape {goal.shape} differs from the board's {cells.shape}")
+    # rows of '||' links, shared by the board and the target so that their rows line up
+    downward = np.zeros(n * n, bool)
+    for drawn in (cells, goal):
+        if drawn is not None:
+            downward |= ((drawn >= 6) & ((drawn.astype(np.int16) - 6) % 4 == 1)).any(axis=1)
     link_rows = [bool(downward[i * n:(i + 1) * n].any()) for i in range(n - 1)]
     blocks = int(np.count_nonzero(cells)) - int(np.count_nonzero(cells >= 6)) // 2
     out += textwrap.wrap(
@@ -596,6 +687,10 @@ def render_ansi(
     )
     panels = [_layer_panel(cells, n, level, color, link_rows) for level in range(height)]
     panels.append(_height_panel(cells, n, link_rows))
+    if goal is not None:
+        for level in range(height):
+            layer = _layer_panel(goal, n, level, color, link_rows)
+            panels.append([f"target {level}", *layer[1:]])
     out += _side_by_side(panels, width)
     if target_views:
         out.append("target walls (top layer first; xl==xl: a large block seen whole on the wall)")
