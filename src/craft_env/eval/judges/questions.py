@@ -3,10 +3,11 @@
 Three families (docs/judges.md): spatial grounding (``SG1``..``SG7``) and
 mind modelling (``MM1``..``MM8``) are asked once per director per turn,
 pragmatic sufficiency (``PS1``..``PS6``) once per turn. The wording is ours;
-what each question asks follows the paper's judges (PAPER-PROTOCOL
-section 6). A judge prompt shows exactly the union of the ``reads`` of the
-questions it asks, and nothing else, so what a judge is given can be
-checked against what a seat may know (MM never reads the oracle).
+what each question asks follows the paper's judges
+(docs/judges.md#the-questions). A judge prompt shows exactly the union of
+the ``reads`` of the questions it asks, and nothing else, so what a judge
+is given can be checked against what a seat may know (MM never reads the
+oracle).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Two scorings (docs/judges.md):
 
 * ``"default"``: Yes 1, No 0; Unclear, N/A, a missing answer and an
   unreadable reply are not scores but are counted apart;
-* ``"paper"`` (PAPER-PROTOCOL section 6): for SG and MM anything but Yes
+* ``"paper"`` (the paper's judge code): for SG and MM anything but Yes
   or No (Unclear, N/A, missing) is 0.5; for PS Unclear is 0.5 and N/A or a
   missing answer is left out; an unreadable reply is left out everywhere.
 
