@@ -4,6 +4,7 @@
   default, any litellm model with ``--director-model``/``--builder-model``),
   write logs under ``runs/<timestamp>/`` and print the paper's Table 1.
 * ``craft-env report DIR [DIR...]``: the tables and plots from logs alone.
+* ``craft-env judge DIR --judge-model M``: SG/MM/PS judge scores (docs/judges.md).
 * ``craft-env generate --n 100 --seed 0 -o structures.json``: structures in
   the paper's JSON format.
 * ``craft-env play --seat builder|D1|D2|D3``: a person at one seat in the
@@ -121,6 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     paper_out.add_argument("dir", help="an output directory of craft-env run")
     paper_out.add_argument("--format", choices=("paper",), default="paper", help="log format (paper)")
     paper_out.add_argument("-o", "--output", required=True, help="where to write the paper's directories")
+    from craft_env.eval.judges.command import add_judge_parser
+
+    add_judge_parser(commands)
 
     generate = commands.add_parser("generate", help="write generated structures in the paper's JSON format")
     generate.add_argument("--n", type=int, default=100, help="how many structures (default 100)")
@@ -251,6 +255,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_judge(args: argparse.Namespace) -> int:
+    from craft_env.eval.judges.command import cmd_judge as run_judge
+
+    return run_judge(args)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from craft_env.eval.play import play, play_settings
 
@@ -308,6 +318,7 @@ COMMANDS = {
     "transcript": cmd_transcript,
     "import": cmd_import,
     "export": cmd_export,
+    "judge": cmd_judge,
 }
 
 

@@ -104,3 +104,79 @@ def draw_plots(results: list[Any], folder: Path, curves: tuple[Any, Any]) -> lis
     plt.close(figure)
     written.append(path)
     return written
+
+
+def draw_diagnostic_plots(results: list[Any], folder: Path) -> list[Path]:
+    """``outcomes.png`` and ``lambda.png`` per row, ``judges.png`` per judged directory; the files written."""
+    plt = _pyplot()
+    if plt is None or not results:
+        return []
+    from craft_env.eval.diagnostics import SEATS, diagnostics_row
+    from craft_env.eval.judges.questions import QUESTIONS
+    from craft_env.eval.judges.tables import judged_summary
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    labels = [r.label for r in results]
+    rows = [diagnostics_row(r.games) for r in results]
+    positions = list(range(len(results)))
+
+    figure, axis = plt.subplots(figsize=(max(5, 1.4 * len(results) + 2), 4))
+    bottom = [0.0] * len(results)
+    parts = (("followed", "oracle followed"), ("rejected", "oracle rejected"), ("no_oracle", "no oracle"))
+    for key, name in parts:
+        values = [0.0 if v != v else v for v in (row["outcomes"][key] for row in rows)]
+        axis.bar(positions, values, bottom=bottom, label=name)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    axis.set_xticks(positions, labels, rotation=20, ha="right", fontsize="small")
+    axis.set_ylabel("fraction of turns")
+    axis.set_ylim(0, 1.02)
+    axis.set_title("Outcome rates")
+    axis.legend(fontsize="small")
+    figure.tight_layout()
+    path = folder / "outcomes.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    written.append(path)
+
+    figure, axis = plt.subplots(figsize=(max(5, 1.4 * len(results) + 2), 4))
+    width = 0.8 / len(SEATS)
+    for k, seat in enumerate(SEATS):
+        values = [row["lambda"][f"lambda_{seat}"] for row in rows]
+        axis.bar([p + (k - 1) * width for p in positions], [0.0 if v != v else v for v in values], width,
+                 label=f"λ_{seat}")
+    axis.axhline(1 / len(SEATS), color="black", linewidth=0.8, linestyle="--")
+    axis.set_xticks(positions, labels, rotation=20, ha="right", fontsize="small")
+    axis.set_ylabel("credit share on oracle-correct turns")
+    axis.set_ylim(0, 1.02)
+    axis.set_title("Credit λ per director")
+    axis.legend(fontsize="small")
+    figure.tight_layout()
+    path = folder / "lambda.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    written.append(path)
+
+    summary = judged_summary(results)
+    if summary:
+        codes = [q.code for q in QUESTIONS]
+        figure, axis = plt.subplots(figsize=(12, 4.5))
+        width = 0.8 / len(summary)
+        for k, entry in enumerate(summary):
+            means = [entry["scores"].get(c, {}).get("mean", float("nan")) for c in codes]
+            sems = [entry["scores"].get(c, {}).get("sem_items", float("nan")) for c in codes]
+            axis.bar([i + (k - (len(summary) - 1) / 2) * width for i in range(len(codes))],
+                     [0.0 if m != m else m for m in means], width,
+                     yerr=[0.0 if s != s else s for s in sems], capsize=2,
+                     label=f"{entry['label']} ({entry['judge_model']})")
+        axis.set_xticks(range(len(codes)), codes, fontsize="small")
+        axis.set_ylabel("mean score ± SEM (Yes 1, No 0)")
+        axis.set_ylim(0, 1.05)
+        axis.set_title("Judge scores per question")
+        axis.legend(fontsize="x-small")
+        figure.tight_layout()
+        path = folder / "judges.png"
+        figure.savefig(path, dpi=110)
+        plt.close(figure)
+        written.append(path)
+    return written

@@ -5,7 +5,8 @@ the scripted agents (``scripted/random`` through the random agents), in the
 same formats a language model is asked for. The agent that sent the
 messages is found through ``craft_env.agents.llm.context_for``, so the whole
 model path (prompts, litellm, retries, cache, reply parsing, logs) runs
-offline and deterministically in tests and demos.
+offline and deterministically in tests and demos. Judge prompts
+(``eval.judges``) are answered by the engine judge.
 
 Registered on the first litellm import by ``craft_env.eval.llm``.
 """
@@ -29,6 +30,11 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], tools: Any = None
     from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector
     from craft_env.core.board import cached_move
 
+    from craft_env.eval.judges.offline import offline_judge_reply
+
+    judged = offline_judge_reply(messages)
+    if judged is not None:
+        return judged
     context = context_for(messages)
     if context is None:
         return "<think>I was called without a game.</think>\n<message>I have nothing to add.</message>"

@@ -45,6 +45,7 @@ class RunResult:
     max_turns: int
     pooled: bool = False
     row: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
 
     def __post_init__(self) -> None:
         self.row = table_row(self.games, self.errored, self.protocol)
@@ -136,12 +137,13 @@ def load_results(paths: list[str | os.PathLike]) -> list[RunResult]:
             done = sorted((g for g in games if g.status == "done"), key=lambda g: g.structure_index)
             errored = sum(1 for g in games if g.status != "done")
             label = f"{out.name}/{run.name}"
-            results.append(RunResult(label, config, done, errored, max_turns))
+            results.append(RunResult(label, config, done, errored, max_turns, source=os.fspath(out)))
             pooled_games += done
             pooled_errored += errored
         if len(runs) > 1:
             results.append(
-                RunResult(f"{out.name}/all", config, pooled_games, pooled_errored, max_turns, True)
+                RunResult(f"{out.name}/all", config, pooled_games, pooled_errored, max_turns, True,
+                          source=os.fspath(out))
             )
     return results
 
@@ -226,6 +228,7 @@ def _tables(results: list[RunResult]) -> list[tuple[str, list[str], list[list[st
             TAXONOMY_TABLE_HEADERS,
             [[r.label, *taxonomy_cells(r)] for r in results],
         ),
+        *diagnostic_tables(results),
     ]
 
 
@@ -258,6 +261,12 @@ def replayed_illegal(results: list[RunResult]) -> list[tuple[str, int, str, str]
 def _short(value: Any) -> str:
     text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
     return (text if len(text) <= 120 else text[:117] + "...").replace("|", "\\|")
+def diagnostic_tables(results: list[RunResult]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """λ, outcome and remove rates per row; judge scores, agreement and correlations per run directory."""
+    from craft_env.eval.diagnostics import diagnostic_tables as team_tables
+    from craft_env.eval.judges.tables import judge_tables
+
+    return [*team_tables(results), *judge_tables(primary(results))]
 
 
 def markdown(results: list[RunResult]) -> str:
@@ -360,8 +369,26 @@ def write_report(
     found = disagreements(results)
     if found:
         (target / "disagreements.json").write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8")
+    (target / "diagnostics.json").write_text(json.dumps(diagnostics_json(results), indent=2) + "\n",
+                                             encoding="utf-8")
     if plots:
-        from craft_env.eval.plots import draw_plots
+        from craft_env.eval.plots import draw_diagnostic_plots, draw_plots
 
         draw_plots(primary(results), target / "plots", curves=(progress_curve, remove_curves))
+        draw_diagnostic_plots(primary(results), target / "plots")
     return results, target
+
+
+def diagnostics_json(results: list[RunResult]) -> dict[str, Any]:
+    """λ and rates per row, and judge scores per run directory (both scorings), as plain data."""
+    from craft_env.eval.diagnostics import diagnostics_row
+    from craft_env.eval.judges.tables import judged_summary
+    from craft_env.eval.stats import json_safe
+
+    judged = [
+        {key: value for key, value in entry.items() if key != "by_run"}
+        for scoring in ("default", "paper")
+        for entry in judged_summary(primary(results), scoring)
+    ]
+    rows = [{"label": r.label, **diagnostics_row(r.games)} for r in results]
+    return json_safe({"rows": rows, "judges": judged})

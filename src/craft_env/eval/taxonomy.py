@@ -66,7 +66,10 @@ def classify(move: dict[str, Any] | None, optimal: bool, offered: Iterable[dict[
 
 
 def taxonomy(turns: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Fractions of each category over turns with offered moves, plus ``turns`` (their count)."""
+    """Fractions of each category over turns with offered moves, plus ``turns`` (their count).
+
+    With no such turn every fraction is NaN (shown as "n/a"): there was nothing to classify.
+    """
     counts = dict.fromkeys(CATEGORIES, 0)
     total = 0
     for turn in turns:
@@ -75,6 +78,6 @@ def taxonomy(turns: Iterable[dict[str, Any]]) -> dict[str, Any]:
             continue
         total += 1
         counts[classify(turn.get("move_attempted"), bool(turn.get("optimal")), offered)] += 1
-    out: dict[str, Any] = {name: (counts[name] / total if total else 0.0) for name in CATEGORIES}
+    out: dict[str, Any] = {name: (counts[name] / total if total else float("nan")) for name in CATEGORIES}
     out["turns"] = total
     return out
