@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from craft_env.core.board import Structure
+from craft_env.core.protocol import CRAFT, Protocol, get_protocol
 from craft_env.core.starts import STARTS
 
 MESSAGE_MODES = ("intent", "text")
@@ -36,6 +37,7 @@ class EnvConfig:
     message_mode: str = "intent"
     text_observations: bool = False
     render_mode: str | None = None
+    protocol: Protocol = CRAFT
 
 
 def _is_int(value: object) -> bool:
@@ -48,15 +50,26 @@ def make_config(
     oracle_n: int | None = None,
     start: str = "empty",
     director_order: Any = "random",
-    director_sees: str = "full",
+    director_sees: str | None = None,
     reward: str = "progress_delta",
     message_mode: str = "intent",
     text_observations: bool | None = None,
     render_mode: str | None = None,
     n: int = 3,
     height: int = 3,
+    protocol: str | Protocol = "craft",
 ) -> EnvConfig:
-    """Check every setting and build an ``EnvConfig``; ``ValueError`` names the bad field."""
+    """Check every setting and build an ``EnvConfig``; ``ValueError`` names the bad field.
+
+    ``protocol`` is ``"craft"`` (ours), ``"paper"`` (the paper's code) or a
+    ``core.protocol.Protocol``. ``director_sees`` left at ``None`` follows
+    the protocol: ``"walls"`` when it says directors see only the walls
+    (``Protocol.directors_see_walls``, protocol paper), else ``"full"``; a
+    value given explicitly always wins.
+    """
+    protocol = get_protocol(protocol)
+    if director_sees is None:
+        director_sees = "walls" if protocol.directors_see_walls else "full"
     if structure is not None and not isinstance(structure, Structure):
         if _is_int(structure):
             from craft_env.datasets import load_eval_set
@@ -122,4 +135,5 @@ def make_config(
         message_mode=message_mode,
         text_observations=text_observations,
         render_mode=render_mode,
+        protocol=protocol,
     )
