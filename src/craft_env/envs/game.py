@@ -17,6 +17,7 @@ edited from outside.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import Any
 
@@ -33,6 +34,31 @@ from craft_env.core.random import normalise_seed
 from craft_env.envs.config import SEATS, EnvConfig
 
 NUM_DIRECTORS = len(SEATS)
+COMPILING_MESSAGE = "compiling kernels (first run only)"
+_log = logging.getLogger("craft_env")
+_announced = False
+
+
+def announce_cold_kernels(*kernels_used) -> bool:
+    """Say ``COMPILING_MESSAGE`` (a logging warning, so it reaches stderr) when a kernel has no cache yet.
+
+    Checked once per process, on the numba dispatchers ``kernels_used``
+    (their on-disk cache index is empty, missing or stale: numba is about
+    to compile). Returns whether it was said.
+    """
+    global _announced
+    if _announced:
+        return False
+    _announced = True
+    for kernel in kernels_used:
+        try:
+            cold = not kernel._cache._cache_file._load_index()
+        except Exception:  # a numba without these internals: say nothing rather than guess
+            return False
+        if cold:
+            _log.warning(COMPILING_MESSAGE)
+            return True
+    return False
 
 
 class CraftGame:
@@ -51,6 +77,7 @@ class CraftGame:
         self.builder_dim = builder_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
         self.director_dim = director_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
         self.state_dim = state_dim(n, height, NUM_DIRECTORS, self.num_intents)
+        announce_cold_kernels(kernels.play_builder, kernels.reset_row)
         fixed = None if config.structure is None else config.structure.array[None]
         self.kernel_config = kernels.make_config(
             SEATS, self.intents, n, height, config.max_turns, config.oracle_n, config.reward, config.start,

@@ -90,6 +90,7 @@ from craft_env.core.metrics import METRIC_NAMES
 from craft_env.core.observation import builder_obs_dim, director_obs_dim, state_dim
 from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed, normalise_seed
 from craft_env.envs.config import SEATS, make_config
+from craft_env.envs.game import announce_cold_kernels
 
 DIRECTORS = tuple(f"director_{k + 1}" for k in range(len(SEATS)))
 BUILDER = "builder"
@@ -140,6 +141,7 @@ class CraftVectorEnv:
         if not isinstance(copy, bool):
             raise ValueError(f"copy: must be a bool, got {copy!r}")
         fixed = self._structures(structures, config)
+        announce_cold_kernels(kernels.game_builder_serial, kernels.game_reset)
         self.config = make_config(**config)
         cfg_obj = self.config
         self.metadata = {**type(self).metadata, "protocol": cfg_obj.protocol.name}
