@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from craft_env.core.board import Structure
+from craft_env.core.game import REWARDS
 from craft_env.core.protocol import CRAFT, Protocol, get_protocol
 from craft_env.core.starts import STARTS
 
 MESSAGE_MODES = ("intent", "text")
 DIRECTOR_SEES = ("full", "walls")
-REWARDS = ("progress_delta", "distance", "sparse")
 RENDER_MODES = ("ansi", "rgb_array")
 SEATS = ("D1", "D2", "D3")
 
