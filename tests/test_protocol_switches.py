@@ -116,7 +116,7 @@ def first_repeating_turn(protocol):
 
 
 def test_aec_selects_a_director_once_per_slot_and_its_second_word_replaces_the_first():
-    seed, env = first_repeating_turn(REPLACEMENT)
+    _, env = first_repeating_turn(REPLACEMENT)
     game = env.unwrapped.game
     slots = list(game.order_list)
     selected = []
@@ -248,7 +248,7 @@ def test_complete_at_ends_and_completes_a_game_before_the_board_equals_the_targe
     results = {}
     for protocol in ("craft", COMPLETE_95):
         env = parallel(FULL, protocol, board=MISSING_TWO)
-        _, _, terminations, truncations, infos = play_turn(env, place)
+        _, _, terminations, _, infos = play_turn(env, place)
         results[getattr(protocol, "name", protocol)] = (terminations["builder"], infos["builder"]["completed"],
                                                         infos["builder"]["distance"], env.agents == [])
     assert results["craft"] == (False, False, 1, False)

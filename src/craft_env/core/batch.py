@@ -35,6 +35,7 @@ from craft_env.core.game import (
 )
 from craft_env.core.observation import fill_state, played_fraction
 from craft_env.core.random import STREAM_SAMPLE, STREAM_VECTOR_EPISODE, derive_seed, draw
+from craft_env.core.rules import OK
 from craft_env.core.scripted import scripted_intent
 
 # Smallest batch that runs the prange driver (measured on 2 cores; see benchmarks/bench_vector.py).
@@ -110,7 +111,8 @@ def _builder_step(config, episode, b, action, rewards, terminations, truncations
     info = Episode(*episode).info[b]
     info.step_seed = info.seed
     info.step_episode = info.episode
-    done = builder_row(config, episode, b, action, 0, out)
+    # A typed (not literal) OK: a literal argument would compile builder_row a second time.
+    done = builder_row(config, episode, b, action, np.int64(OK), out)
     terminated = out[RESULT_COMPLETED] != 0.0
     rewards[b] = out[RESULT_REWARD]
     terminations[b] = terminated

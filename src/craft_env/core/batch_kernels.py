@@ -23,8 +23,8 @@ from numba import njit, prange
 
 from craft_env.core.batch import use_parallel
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
-from craft_env.core.game import scratch_width
 from craft_env.core.game import pair_cells as _pair_cells
+from craft_env.core.game import scratch_width
 from craft_env.core.metrics import fill_scores
 from craft_env.core.oracle import distance_from_keep, fill_keep_levels, optimal_from_keep
 from craft_env.core.rules import OK, apply_action_inplace, check_action, fill_heights, legal_from_heights

@@ -84,7 +84,6 @@ from craft_env.core.rules import (
     UNKNOWN_ACTION,
     apply_action_inplace,
     check_action,
-    fill_heights,
     landing_layer_at,
     legal_from_heights,
     partner_cell,

@@ -29,7 +29,13 @@ from craft_env.core.board import Structure, cached_moves
 from craft_env.core.encoding import action_table
 from craft_env.core.intents import intent_table
 from craft_env.core.moves import Move
-from craft_env.core.observation import builder_obs_dim, director_obs_dim, fill_state, played_fraction, state_dim
+from craft_env.core.observation import (
+    builder_obs_dim,
+    director_obs_dim,
+    fill_state,
+    played_fraction,
+    state_dim,
+)
 from craft_env.core.random import normalise_seed
 from craft_env.envs.config import SEATS, EnvConfig
 
@@ -53,7 +59,7 @@ def announce_cold_kernels(*kernels_used) -> bool:
     for kernel in kernels_used:
         try:
             cold = not kernel._cache._cache_file._load_index()
-        except Exception:  # a numba without these internals: say nothing rather than guess
+        except (AttributeError, OSError, EOFError, ValueError):  # other numba internals: say nothing
             return False
         if cold:
             _log.warning(COMPILING_MESSAGE)
@@ -192,7 +198,6 @@ class CraftGame:
 
     def build(self, action: Any) -> dict[str, Any]:
         """The builder plays ``action`` (an action id or text), ending the turn. Never raises."""
-        n = self.n
         if type(action) is int and 0 <= action < self.num_actions:
             action_id = action
             claimed = move_text = question = reason = None

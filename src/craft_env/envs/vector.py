@@ -157,7 +157,6 @@ class CraftVectorEnv:
         seats = len(SEATS)
         self.builder_dim = builder_obs_dim(n, height, seats, I)
         self.director_dim = director_obs_dim(n, height, seats, I)
-        cells = n * n
         if fixed is None and cfg_obj.structure is not None:
             fixed = [cfg_obj.structure]
         fixed_targets = None
