@@ -6,10 +6,10 @@ Run from the repository root::
 
 For each batch size B and numba thread count:
 
-* ``legal``: batched legal-move masks (``core.batch.legal_masks``), states/s;
+* ``legal``: batched legal-move masks (``core.batch_kernels.legal_masks``), states/s;
   ``legal 1x1``: a Python loop calling the single-board kernel
   (``rules.fill_legal_mask``) on the same boards.
-* ``optimal``: batched oracle optimal-move masks (``core.batch.optimal_masks``),
+* ``optimal``: batched oracle optimal-move masks (``core.batch_kernels.optimal_masks``),
   states/s; ``optimal 1x1``: the loop over ``oracle.fill_optimal_mask``.
 * ``vector``: full vector-env turns/s, env time only: a director phase and a
   builder phase per turn (all four agents acted, every observation and mask
@@ -34,7 +34,7 @@ import numba
 import numpy as np
 
 import craft_env
-from craft_env.core import batch
+from craft_env.core import batch, batch_kernels
 from craft_env.core.encoding import action_table
 from craft_env.core.oracle import fill_optimal_mask
 from craft_env.core.rules import fill_legal_mask
@@ -166,15 +166,15 @@ def main() -> None:
     results = {}
     for size in args.sizes:
         boards, targets = mid_game(size)
-        scratch = batch.new_scratch(size, 3)
+        scratch = batch_kernels.new_scratch(size, 3)
         masks = np.empty((size, action_table(3).num_actions), np.int8)
         counts = np.empty(size, np.int64)
         loop_legal, n_legal = single_loop("legal", boards, targets)
         loop_optimal, n_optimal = single_loop("optimal", boards, targets)
         single_legal = best_rate(loop_legal, n_legal, args.seconds, args.repeat)
         single_optimal = best_rate(loop_optimal, n_optimal, args.seconds, args.repeat)
-        legal_work = functools.partial(batch.legal_masks, boards, masks, scratch)
-        optimal_work = functools.partial(batch.optimal_masks, boards, targets, masks, counts, scratch)
+        legal_work = functools.partial(batch_kernels.legal_masks, boards, masks, scratch)
+        optimal_work = functools.partial(batch_kernels.optimal_masks, boards, targets, masks, counts, scratch)
         for count in threads:
             numba.set_num_threads(count)
             legal = best_rate(legal_work, size, args.seconds, args.repeat)

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from craft_env.core import batch
+from craft_env.core import batch, batch_kernels, game
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.generator import generate_array, generate_with_scratch
-from craft_env.core.intents import fill_director_mask, intent_table
+from craft_env.core.intents import fill_director_mask, intent_groups, intent_table
 from craft_env.core.metrics import fill_scores
 from craft_env.core.oracle import distance_arrays, fill_keep_levels, fill_optimal_mask, optimal_from_keep
 from craft_env.core.rules import apply_action_inplace, check_action, fill_legal_mask
@@ -120,9 +120,9 @@ def test_legal_masks_equal_single_board(low_threshold, case):
     seed, size, n, height = case
     boards, _ = random_batch(seed, size, n, height)
     expected = single_legal(boards, n)
-    assert np.array_equal(batch.legal_masks(boards), expected)
-    pairs, scratch = batch.pair_cells(n), batch.new_scratch(size, n)
-    for kernel in (batch._legal_serial, batch._legal_parallel):
+    assert np.array_equal(batch_kernels.legal_masks(boards), expected)
+    pairs, scratch = batch_kernels.pair_cells(n), batch_kernels.new_scratch(size, n)
+    for kernel in (batch_kernels._legal_serial, batch_kernels._legal_parallel):
         out = np.full_like(expected, 7)
         kernel(boards, n, pairs, scratch, out)
         assert np.array_equal(out, expected)
@@ -133,16 +133,16 @@ def test_optimal_masks_equal_single_board(low_threshold, case):
     seed, size, n, height = case
     boards, targets = random_batch(seed, size, n, height)
     expected, expected_counts = single_optimal(boards, targets, n)
-    masks, counts = batch.optimal_masks(boards, targets)
+    masks, counts = batch_kernels.optimal_masks(boards, targets)
     assert np.array_equal(masks, expected)
     assert np.array_equal(counts, expected_counts)
     assert np.array_equal(counts, masks.sum(axis=1))
     table = action_table(n)
-    for kernel in (batch._optimal_serial, batch._optimal_parallel):
+    for kernel in (batch_kernels._optimal_serial, batch_kernels._optimal_parallel):
         out = np.full_like(expected, 7)
         out_counts = np.full(size, -1, np.int64)
         kernel(boards, targets, n, table.pair_of, table.large_offset, table.remove_offset,
-               batch.new_scratch(size, n), out, out_counts)
+               batch_kernels.new_scratch(size, n), out, out_counts)
         assert np.array_equal(out, expected) and np.array_equal(out_counts, expected_counts)
 
 
@@ -154,13 +154,13 @@ def test_scores_and_distances_equal_single_board(low_threshold, case):
     for b in range(size):
         fill_scores(boards[b], targets[b], n, VALUE_TO_CODE_INDEX, expected_scores[b])
     expected_distances = np.array([distance_arrays(boards[b], targets[b], n) for b in range(size)])
-    scores, distances = batch.scores_and_distances(boards, targets)
+    scores, distances = batch_kernels.scores_and_distances(boards, targets)
     assert np.array_equal(scores, expected_scores)
     assert np.array_equal(distances, expected_distances)
-    for kernel in (batch._scores_serial, batch._scores_parallel):
+    for kernel in (batch_kernels._scores_serial, batch_kernels._scores_parallel):
         out_scores = np.zeros((size, 5))
         out_distances = np.zeros(size, np.int64)
-        kernel(boards, targets, n, VALUE_TO_CODE_INDEX, batch.new_scratch(size, n), out_scores, out_distances)
+        kernel(boards, targets, n, VALUE_TO_CODE_INDEX, batch_kernels.new_scratch(size, n), out_scores, out_distances)
         assert np.array_equal(out_scores, expected_scores) and np.array_equal(out_distances, expected_distances)
 
 
@@ -176,7 +176,7 @@ def test_apply_actions_equal_single_board(case, action_seed):
         expected_codes[b] = check_action(expected[b], n, actions[b], table.kind, table.cell_a, table.cell_b)
         if expected_codes[b] == 0:
             apply_action_inplace(expected[b], n, actions[b], table.kind, table.cell_a, table.cell_b, table.colour)
-    codes = batch.apply_actions(boards, actions)
+    codes = batch_kernels.apply_actions(boards, actions)
     assert np.array_equal(codes, expected_codes)
     assert np.array_equal(boards, expected)
 
@@ -187,13 +187,13 @@ def test_director_masks_equal_single_board(case):
     boards, _ = random_batch(seed, size, n, height)
     table = action_table(n)
     tables = [intent_table(seat, n, height) for seat in SEATS]
-    groups, bucket_ptr = batch.intent_groups(tables, n, height)
+    groups, bucket_ptr = intent_groups(tables, n, height)
     heights = np.empty(n * n, np.int8)
     scratch = np.empty(table.num_actions, np.int8)
     for board in boards:
         heights[:] = np.count_nonzero(board, axis=1)
         out = np.full((len(SEATS), tables[0].num_intents), 7, np.int8)
-        batch.director_masks_row(board, n, groups, bucket_ptr, heights, out)
+        game.director_masks_row(board, n, groups, bucket_ptr, heights, out)
         for s, intents in enumerate(tables):
             expected = np.empty(intents.num_intents, np.int8)
             fill_director_mask(board, n, table.kind, table.cell_a, table.cell_b, intents.action,
@@ -226,12 +226,12 @@ def test_wrappers_across_the_real_thresholds():
                      batch.PARALLEL_MIN_BATCH[name] + 1):
             part, goal = boards[:size], targets[:size]
             if name == "legal":
-                assert np.array_equal(batch.legal_masks(part), legal[:size])
+                assert np.array_equal(batch_kernels.legal_masks(part), legal[:size])
             elif name == "optimal":
-                masks, got = batch.optimal_masks(part, goal)
+                masks, got = batch_kernels.optimal_masks(part, goal)
                 assert np.array_equal(masks, optimal[:size]) and np.array_equal(got, counts[:size])
             else:
-                _, distances = batch.scores_and_distances(part, goal)
+                _, distances = batch_kernels.scores_and_distances(part, goal)
                 assert distances.tolist() == [distance_arrays(part[b], goal[b], 3) for b in range(size)]
 
 
@@ -296,17 +296,17 @@ def driver_calls(size: int) -> dict:
     """Calls of every batch driver on ``size`` mid-game 3x3x3 boards with preallocated outputs."""
     boards, targets = random_batch(size, size, 3, 3)
     table = action_table(3)
-    pairs, scratch = batch.pair_cells(3), batch.new_scratch(size, 3)
+    pairs, scratch = batch_kernels.pair_cells(3), batch_kernels.new_scratch(size, 3)
     out = np.empty((size, table.num_actions), np.int8)
     counts = np.empty(size, np.int64)
     scores, distances = np.empty((size, 5)), np.empty(size, np.int64)
     optimal_args = (boards, targets, 3, table.pair_of, table.large_offset, table.remove_offset, scratch, out, counts)
     return {
-        "legal": lambda: batch._legal_serial(boards, 3, pairs, scratch, out),
-        "legal_parallel": lambda: batch._legal_parallel(boards, 3, pairs, scratch, out),
-        "optimal": lambda: batch._optimal_serial(*optimal_args),
-        "optimal_parallel": lambda: batch._optimal_parallel(*optimal_args),
-        "scores": lambda: batch._scores_serial(boards, targets, 3, VALUE_TO_CODE_INDEX, scratch, scores, distances),
+        "legal": lambda: batch_kernels._legal_serial(boards, 3, pairs, scratch, out),
+        "legal_parallel": lambda: batch_kernels._legal_parallel(boards, 3, pairs, scratch, out),
+        "optimal": lambda: batch_kernels._optimal_serial(*optimal_args),
+        "optimal_parallel": lambda: batch_kernels._optimal_parallel(*optimal_args),
+        "scores": lambda: batch_kernels._scores_serial(boards, targets, 3, VALUE_TO_CODE_INDEX, scratch, scores, distances),
     }
 
 

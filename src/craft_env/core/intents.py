@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from craft_env.core.encoding import KIND_REMOVE, action_table, check_size
-from craft_env.core.rules import fill_legal_mask, stack_height
+from craft_env.core.encoding import KIND_LARGE, KIND_REMOVE, action_table, check_size
+from craft_env.core.rules import fill_legal_mask, landing_layer_at, stack_height
 from craft_env.core.views import seat_cells
 
 INTENT_NOOP = 0
@@ -144,9 +144,7 @@ def fill_director_mask(board, n, kind, cell_a, cell_b, intent_action, intent_lay
         if action < 0 or builder_mask[action] == 0:
             out[intent] = 0
             continue
-        level = stack_height(board, cell_a[action])
-        if kind[action] == KIND_REMOVE:
-            level -= 1
+        level = landing_layer_at(kind[action], stack_height(board, cell_a[action]))
         out[intent] = 1 if level == intent_layer[intent] else 0
 
 
@@ -158,3 +156,55 @@ def intent_for_action(intents: IntentTable, action: int, layer: int) -> int:
     """
     matches = np.flatnonzero((intents.action == action) & (intents.layer == layer))
     return int(matches[0]) if len(matches) else -1
+
+
+def intent_groups(intent_tables, n: int, height: int, allowed=None) -> tuple[np.ndarray, np.ndarray]:
+    """The director masks' structure, derived from the intent tables: ``(groups, bucket_ptr)``.
+
+    A *group* is a run of consecutive intent ids of one seat that denote
+    builder actions of one kind on the same cells and layer (they differ
+    only in colour), so their mask entries are equal. ``groups`` is int16
+    ``(seats, G, 6)``: ``start, length, cell_a, cell_b, need, remove``.
+    Such an intent is allowed (its action is legal and acts on the intent's
+    layer ``L``; ``fill_director_mask``) iff ``height(cell_a) == need`` and
+    ``height(cell_b) == need``, where ``need`` is ``L`` for a placement
+    (``cell_b = cell_a`` for a small block) and ``L + 1`` for a removal,
+    which must also be removable (a large top's partner not covered).
+
+    Groups are sorted by ``key = cell_a * (height + 1) + need``;
+    ``bucket_ptr[s, key] .. bucket_ptr[s, key + 1]`` are seat ``s``'s groups
+    with that key, so a board with ``height(c) = k`` only ever checks the
+    groups in bucket ``c * (height + 1) + k``. Intents that denote no action
+    belong to no group (always 0), and so do those whose action ``allowed``
+    (int8 per action id, e.g. ``protocol.protocol_action_mask``) forbids.
+    """
+    table = action_table(n)
+    keys = n * n * (height + 1)
+    per_seat = []
+    for intents in intent_tables:
+        runs: list[list[int]] = []
+        for intent in range(1, intents.num_intents):
+            action = int(intents.action[intent])
+            if action < 0 or (allowed is not None and not allowed[action]):
+                continue
+            kind = int(table.kind[action])
+            cell_a = int(table.cell_a[action])
+            cell_b = int(table.cell_b[action]) if kind == KIND_LARGE else cell_a
+            layer = int(intents.layer[intent])
+            # The stack height at which the action acts on ``layer`` (the landing-layer rule, inverted).
+            need = layer + 1 if kind == KIND_REMOVE else layer
+            key = [cell_a, cell_b, need, 1 if kind == KIND_REMOVE else 0]
+            if runs and runs[-1][2:] == key and runs[-1][0] + runs[-1][1] == intent:
+                runs[-1][1] += 1
+            else:
+                runs.append([intent, 1, *key])
+        runs.sort(key=lambda run: (run[2] * (height + 1) + run[4], run[0]))
+        per_seat.append(runs)
+    width = max(len(runs) for runs in per_seat)
+    groups = np.zeros((len(per_seat), width, 6), np.int16)
+    bucket_ptr = np.zeros((len(per_seat), keys + 1), np.int16)
+    for s, runs in enumerate(per_seat):
+        groups[s, : len(runs)] = runs
+        counts = np.bincount([run[2] * (height + 1) + run[4] for run in runs], minlength=keys)
+        bucket_ptr[s, 1:] = np.cumsum(counts)
+    return groups, bucket_ptr

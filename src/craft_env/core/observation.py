@@ -199,13 +199,19 @@ def intents_at(director_out, builder_out, num_intents):
 def note_intent(director_masks, spoken, seat, intent, director_out, builder_out):
     """Director ``seat`` speaks ``intent`` if its mask allows it, else the no-op; returns whether allowed.
 
-    The spoken intent goes into ``spoken`` and every kept observation.
+    The spoken intent goes into ``spoken`` and every kept observation; it
+    replaces what the seat said before in this turn, if anything.
     """
     allowed = director_masks[seat, intent] != 0
     if not allowed:
         intent = 0
-    spoken[seat] = intent
     director_at, builder_at = intents_at(director_out, builder_out, director_masks.shape[1])
+    if spoken[seat] >= 0:  # the seat spoke before in this turn (speakers drawn with replacement)
+        column = seat * director_masks.shape[1] + spoken[seat]
+        builder_out[builder_at + column] = 0.0
+        for row in range(director_out.shape[0]):
+            director_out[row, director_at + column] = 0.0
+    spoken[seat] = intent
     column = seat * director_masks.shape[1] + intent
     builder_out[builder_at + column] = 1.0
     for row in range(director_out.shape[0]):

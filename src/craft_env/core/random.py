@@ -73,26 +73,35 @@ def shuffled_order(seed, count, out):
 
 
 @njit(cache=True)
+def sample_from_list(seed, items, count, k):
+    """Choose up to ``k`` of ``items[:count]`` uniformly, in draw order, into ``items[:k]``; return how many.
+
+    Partial Fisher-Yates in place: the first ``min(k, count)`` entries are
+    the drawn items.
+    """
+    take = k if k < count else count
+    state = np.uint64(seed)
+    for t in range(take):
+        state, r = draw(state, count - t)
+        r += t
+        tmp = items[t]
+        items[t] = items[r]
+        items[r] = tmp
+    return take
+
+
+@njit(cache=True)
 def sample_from_mask(seed, mask, k, out):
     """Choose up to ``k`` distinct set positions of ``mask`` uniformly, in draw order, into ``out``; return how many.
 
-    Partial Fisher-Yates over the set positions: the first ``min(k, count)``
-    drawn ids are written to ``out``.
+    The set positions in increasing order, then ``sample_from_list``.
     """
     count = 0
     for a in range(mask.shape[0]):
         if mask[a]:
             out[count] = a
             count += 1
-    take = k if k < count else count
-    state = np.uint64(seed)
-    for t in range(take):
-        state, r = draw(state, count - t)
-        r += t
-        tmp = out[t]
-        out[t] = out[r]
-        out[r] = tmp
-    return take
+    return sample_from_list(seed, out, count, k)
 
 
 def normalise_seed(seed: object, field: str = "seed") -> int:

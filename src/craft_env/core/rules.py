@@ -20,6 +20,7 @@ NOTHING_TO_REMOVE = 3
 COVERED_HALF = 4
 WRONG_LAYER = 5
 UNKNOWN_ACTION = 6
+HIDDEN_SPAN = 7
 
 REASONS = {
     OK: "legal",
@@ -29,6 +30,7 @@ REASONS = {
     COVERED_HALF: "the other half of that large block is covered by another block",
     WRONG_LAYER: "wrong layer",
     UNKNOWN_ACTION: "unknown action id",
+    HIDDEN_SPAN: "large blocks may not touch a hidden cell (protocol paper)",
 }
 
 
@@ -95,14 +97,25 @@ def check_action(board, n, action, kind, cell_a, cell_b):
     return OK
 
 
+@njit(cache=True, inline="always")
+def landing_layer_at(kind, height):
+    """The layer an action of ``kind`` acts on at a stack of ``height``: the landing layer rule.
+
+    A placement lands on top (layer ``height``), a removal takes the top
+    (layer ``height - 1``); the no-op acts on no layer (-1).
+    """
+    if kind == KIND_NOOP:
+        return -1
+    return height - 1 if kind == KIND_REMOVE else height
+
+
 @njit(cache=True)
 def landing_layer(board, n, action, kind, cell_a):
     """The layer a legal ``action`` acts on (placements: where it lands; removals: the top); -1 for the no-op."""
     k = kind[action]
     if k == KIND_NOOP:
         return -1
-    level = stack_height(board, cell_a[action])
-    return level - 1 if k == KIND_REMOVE else level
+    return landing_layer_at(k, stack_height(board, cell_a[action]))
 
 
 @njit(cache=True)
@@ -127,6 +140,55 @@ def apply_action_inplace(board, n, action, kind, cell_a, cell_b, colour):
             board[partner_cell(n, a, top), ha - 1] = 0
 
 
+@njit(cache=True, inline="always")
+def fill_heights(board, cells, heights):
+    """``stack_height`` of every cell, branch-free: the length of the non-empty bottom run."""
+    h = board.shape[1]
+    for c in range(cells):
+        alive = 1
+        level = 0
+        for layer in range(h):
+            alive &= board[c, layer] != 0
+            level += alive
+        heights[c] = level
+
+
+@njit(cache=True, inline="always")
+def _partner_offset(n, d):
+    """``partner_cell``'s step for direction ``d`` (0..3), without branches."""
+    return (d == 1) * n - (d == 0) * n + (d == 3) * 1 - (d == 2) * 1
+
+
+@njit(cache=True)
+def legal_from_heights(board, n, pairs, large_offset, remove_offset, heights, out):
+    """The int8 legal-move mask (``fill_legal_mask``) when ``heights`` holds the stack heights.
+
+    Written range by range of the action table (``pairs``: the two cells of
+    each large-block pair), branch-free: legality is data, not control flow.
+    """
+    cells = n * n
+    h = board.shape[1]
+    for c in range(cells):
+        v = np.int8(heights[c] < h)
+        base = c * 5
+        for colour in range(5):
+            out[base + colour] = v
+    for p in range(pairs.shape[0]):
+        ha = heights[pairs[p, 0]]
+        v = np.int8((ha < h) & (ha == heights[pairs[p, 1]]))
+        base = large_offset + p * 5
+        for colour in range(5):
+            out[base + colour] = v
+    for c in range(cells):
+        hc = heights[c]
+        # An empty stack reads layer 0 (empty, so "small"); a large top checks its partner's height.
+        top = board[c, max(hc - 1, 0)]
+        large = top >= 6
+        partner = c + large * _partner_offset(n, (top - 6) & 3)
+        out[remove_offset + c] = np.int8((hc > 0) & ((top < 6) | (heights[partner] == hc)))
+    out[remove_offset + cells] = 1
+
+
 @njit(cache=True)
 def fill_legal_layers(board, n, kind, cell_a, cell_b, out):
     """Write ``1 +`` the layer each legal action acts on into ``out`` (int8, 0: illegal; the no-op gets 1)."""
@@ -137,22 +199,25 @@ def fill_legal_layers(board, n, kind, cell_a, cell_b, out):
         heights[c] = stack_height(board, c)
     for action in range(kind.shape[0]):
         k = kind[action]
-        code = 1
+        legal = True
+        ha = 0
         if k == KIND_SMALL:
             ha = heights[cell_a[action]]
-            code = ha + 1 if ha < h else 0
+            legal = ha < h
         elif k == KIND_LARGE:
             ha = heights[cell_a[action]]
-            code = ha + 1 if ha < h and ha == heights[cell_b[action]] else 0
+            legal = ha < h and ha == heights[cell_b[action]]
         elif k == KIND_REMOVE:
             a = cell_a[action]
             ha = heights[a]
-            code = ha
-            if ha > 0:
+            legal = ha > 0
+            if legal:
                 top = board[a, ha - 1]
-                if top >= 6 and heights[partner_cell(n, a, top)] != ha:
-                    code = 0
-        out[action] = code
+                legal = top < 6 or heights[partner_cell(n, a, top)] == ha
+        if k == KIND_NOOP:
+            out[action] = 1
+        else:
+            out[action] = landing_layer_at(k, ha) + 1 if legal else 0
 
 
 @njit(cache=True)

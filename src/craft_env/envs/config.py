@@ -12,12 +12,13 @@ from typing import Any
 
 from craft_env.core.board import Structure
 from craft_env.core.encoding import check_size
+from craft_env.core.game import REWARDS
+from craft_env.core.protocol import CRAFT, Protocol, get_protocol
 from craft_env.core.starts import STARTS
 from craft_env.datasets import load_eval_set
 
 MESSAGE_MODES = ("intent", "text")
 DIRECTOR_SEES = ("full", "walls")
-REWARDS = ("progress_delta", "distance", "sparse")
 RENDER_MODES = ("human", "ansi", "rgb_array")
 SEATS = ("D1", "D2", "D3")
 
@@ -39,6 +40,7 @@ class EnvConfig:
     text_observations: bool = False
     render_mode: str | None = None
     render_target: bool = False
+    protocol: Protocol = CRAFT
 
 
 def _is_int(value: object) -> bool:
@@ -51,7 +53,7 @@ def make_config(
     oracle_n: int | None = None,
     start: str = "empty",
     director_order: Any = "random",
-    director_sees: str = "full",
+    director_sees: str | None = None,
     reward: str = "progress_delta",
     message_mode: str = "intent",
     text_observations: bool | None = None,
@@ -59,8 +61,19 @@ def make_config(
     render_target: bool = False,
     n: int = 3,
     height: int = 3,
+    protocol: str | Protocol = "craft",
 ) -> EnvConfig:
-    """Check every setting and build an ``EnvConfig``; ``ValueError`` names the bad field."""
+    """Check every setting and build an ``EnvConfig``; ``ValueError`` names the bad field.
+
+    ``protocol`` is ``"craft"`` (ours), ``"paper"`` (the paper's code) or a
+    ``core.protocol.Protocol``. ``director_sees`` left at ``None`` follows
+    the protocol: ``"walls"`` when it says directors see only the walls
+    (``Protocol.directors_see_walls``, protocol paper), else ``"full"``; a
+    value given explicitly always wins.
+    """
+    protocol = get_protocol(protocol)
+    if director_sees is None:
+        director_sees = "walls" if protocol.directors_see_walls else "full"
     if structure is not None and not isinstance(structure, Structure):
         if _is_int(structure):
             bundled = load_eval_set()
@@ -125,4 +138,5 @@ def make_config(
         text_observations=text_observations,
         render_mode=render_mode,
         render_target=render_target,
+        protocol=protocol,
     )

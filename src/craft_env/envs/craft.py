@@ -8,8 +8,14 @@ Import                ``craft_env.env()``, ``craft_env.parallel_env()``,
                       ``craft_env.raw_env``
 Agents                ``director_1``, ``director_2``, ``director_3`` (seats
                       D1 left, D2 far, D3 right) and ``builder``
-Turn                  every director acts once (seeded shuffled order, or
-                      fixed), then the builder makes one move
+Turn                  three speaking slots, then the builder makes one move.
+                      Protocol craft: every director speaks once (seeded
+                      shuffled order, or fixed). Protocol paper: each slot
+                      is a seeded draw with replacement, so a director may
+                      speak twice and another not at all; the AEC env
+                      selects a director once per slot it holds, the
+                      Parallel and vector envs take one action per director
+                      per director phase and speak it in each of its slots
 Director action       ``Discrete(145)``: intent ids (``core.intents``; no-op,
                       place small/large at a slot of its own wall, remove);
                       text mode also accepts a message ``str``
@@ -25,10 +31,13 @@ Rewards               shared by the team, paid on the builder's step:
                       ``progress_delta`` (change in the paper's progress),
                       ``distance`` (oracle distance before minus after), or
                       ``sparse`` (1 on completion)
-Termination           the target is complete; truncation at ``max_turns``
+Termination           the game is complete (protocol craft: the board equals
+                      the target; paper: progress >= 0.95); truncation at
+                      ``max_turns``
 Info (builder)        turn, action, move, text, question, legal, reason,
                       metrics, distance, optimal, remove_prescribed,
-                      remove_attempted, followed_oracle, candidates, reward,
+                      remove_attempted, followed_oracle, completed
+                      (the protocol's completion), candidates, reward,
                       terminated, truncated; directors get only the public
                       part (turn, move, question, legal, reason), and on
                       their own step their own intent
@@ -47,7 +56,9 @@ Configuration (keyword arguments, validated; see ``envs.config``):
 no-op, the paper's oracle condition), ``start`` (``empty``, ``first_layer``,
 ``first_two_layers``, ``wall_D1``, ``wall_D2``, ``wall_D3``),
 ``director_order`` (``"random"``, ``"fixed"`` or a permutation of seats),
-``director_sees`` (``full`` board or only the ``walls``), ``reward``,
+``director_sees`` (``full`` board or only the ``walls``; default: the
+protocol's), ``reward``, ``protocol`` (``"craft"`` default or ``"paper"``,
+the paper's code: see ``core.protocol`` and ``docs/rules.md``),
 ``message_mode`` (``intent`` default, or ``text``), ``text_observations``
 (default: on in text mode), ``render_mode``, ``render_target=False``.
 
@@ -120,6 +131,7 @@ class _CraftBase:
 
     def _setup(self, **config: Any) -> None:
         self.config = make_config(**config)
+        self.metadata = {**METADATA, "protocol": self.config.protocol.name}
         self.render_mode = self.config.render_mode
         self._text_observations = text = self.config.text_observations
         self.game = CraftGame(self.config)
@@ -311,7 +323,7 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
             seat = self._seat_index[agent]
             self.infos[agent] = game.speak(seat, action)
             self._speaker_index += 1
-            if self._speaker_index < NUM_DIRECTORS:
+            if self._speaker_index < len(game.order_list):
                 self.agent_selection = DIRECTORS[game.order_list[self._speaker_index]]
             else:
                 self.agent_selection = BUILDER
@@ -426,7 +438,7 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
             raise ValueError("step: the episode is over; call reset() first")
         game = self.game
         if not self._builder_phase:
-            infos = {}
+            infos = {agent: {} for agent in DIRECTORS}
             for seat in game.order_list:
                 agent = DIRECTORS[seat]
                 infos[agent] = game.speak(seat, actions.get(agent, 0))

@@ -1,14 +1,15 @@
 """One CRAFT episode as a small state machine, shared by the AEC and Parallel envs.
 
-``CraftGame`` holds the episode state as numpy arrays and calls the numba
-kernels of ``craft_env.core``; the PettingZoo classes are thin shells that
-decide who acts when. Keeping the game here means the two envs cannot play
-different rules, and the batched vector env can mirror one object.
+``CraftGame`` runs the game kernels of ``craft_env.core.game`` on a batch of
+one episode; the PettingZoo classes are thin shells that decide who acts
+when. The vector env runs the same kernels over a batch, so the envs cannot
+play different rules.
 
-A turn: the director order and (oracle condition) the builder's candidates
-are drawn from the episode seed's streams; each director ``speak``s once;
-the builder ``build``s once, which ends the turn and, in the same numba call
-(``core.turn.finish_turn``), begins the next. Every agent's observation is
+A turn: the speaking slots and (oracle condition) the builder's candidates
+are drawn from the episode seed's streams; each slot's director ``speak``s
+(under protocol paper a director may hold two slots, another none); the
+builder ``build``s once, which ends the turn and, in the same numba call
+(``core.game.play_builder``), begins the next. Every agent's observation is
 kept current in place (``director_obs``, ``builder_obs``), so observing is a
 copy; ``begin_turn`` rewrites everything, at reset or after ``board`` was
 edited from outside.
@@ -16,34 +17,54 @@ edited from outside.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import Any
 
 import numpy as np
 
+from craft_env.core import game as kernels
 from craft_env.core import rules
-from craft_env.core import turn as turn_kernels
 from craft_env.core.board import Structure, cached_moves
-from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
-from craft_env.core.generator import generate_into
+from craft_env.core.encoding import action_table
 from craft_env.core.intents import intent_table
-from craft_env.core.metrics import METRIC_NAMES
 from craft_env.core.moves import Move
 from craft_env.core.observation import (
     builder_obs_dim,
     director_obs_dim,
-    fill_all_obs,
     fill_state,
-    note_intent,
     played_fraction,
     state_dim,
 )
-from craft_env.core.random import STREAM_TARGET, derive_seed, normalise_seed
-from craft_env.core.starts import STARTS, fill_start
-from craft_env.core.views import seat_cell_indices
+from craft_env.core.random import normalise_seed
 from craft_env.envs.config import SEATS, EnvConfig
 
 NUM_DIRECTORS = len(SEATS)
+COMPILING_MESSAGE = "compiling kernels (first run only)"
+_log = logging.getLogger("craft_env")
+_announced = False
+
+
+def announce_cold_kernels(*kernels_used) -> bool:
+    """Say ``COMPILING_MESSAGE`` (a logging warning, so it reaches stderr) when a kernel has no cache yet.
+
+    Checked once per process, on the numba dispatchers ``kernels_used``
+    (their on-disk cache index is empty, missing or stale: numba is about
+    to compile). Returns whether it was said.
+    """
+    global _announced
+    if _announced:
+        return False
+    _announced = True
+    for kernel in kernels_used:
+        try:
+            cold = not kernel._cache._cache_file._load_index()
+        except (AttributeError, OSError, EOFError, ValueError):  # other numba internals: say nothing
+            return False
+        if cold:
+            _log.warning(COMPILING_MESSAGE)
+            return True
+    return False
 
 
 class CraftGame:
@@ -59,57 +80,41 @@ class CraftGame:
         self.num_actions = self.table.num_actions
         self.num_intents = self.intents[0].num_intents
         self.noop = self.table.noop
-        self.walls = [seat_cell_indices(seat, n) for seat in SEATS]
-        self.wall_array = np.stack(self.walls)
-        self.all_visible = np.ones(n * n, np.int8)
-        if config.director_sees == "walls":
-            visible = np.zeros(n * n, np.int8)
-            for wall in self.walls:
-                visible[wall] = 1
-            self.director_visible = visible
-        else:
-            self.director_visible = self.all_visible
         self.builder_dim = builder_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
         self.director_dim = director_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
         self.state_dim = state_dim(n, height, NUM_DIRECTORS, self.num_intents)
-        cells = n * n
-        self.board = np.zeros((cells, height), np.int8)
-        self._board_scratch = np.zeros((cells, height), np.int8)
-        self._start_index = STARTS.index(config.start)
-        self._prefix_scratch = np.zeros(cells, np.int8)
-        self.target = np.zeros((cells, height), np.int8)
-        self.spoken = np.full(NUM_DIRECTORS, -1, np.int16)
-        self.order = np.arange(NUM_DIRECTORS, dtype=np.int64)
-        self.order_list = self.order.tolist()  # the same, as Python ints for the envs' hot path
-        self.optimal = np.zeros(self.num_actions, np.int8)
-        self.builder_mask = np.zeros(self.num_actions, np.int8)
-        self.director_masks = np.zeros((NUM_DIRECTORS, self.num_intents), np.int8)
-        self.candidate_ids = np.zeros(self.num_actions, np.int64)
-        self.candidate_layers = np.zeros(self.num_actions, np.int8)
-        self.num_candidates = 0
-        # The kernels' result vector (``turn.RESULT_*``) followed by the metrics (``METRIC_NAMES``):
-        # two views of one buffer, so a step reads both with one ``tolist``.
-        self._result_and_scores = np.zeros(turn_kernels.RESULT_SIZE + len(METRIC_NAMES), np.float64)
-        self.result = self._result_and_scores[: turn_kernels.RESULT_SIZE]
-        self.scores = self._result_and_scores[turn_kernels.RESULT_SIZE:]
-        self.static = turn_kernels.pack_static(n)
-        self.intent_action = np.stack([t.action for t in self.intents])
-        self.intent_layer = np.stack([t.layer for t in self.intents])
-        fixed = config.director_order
-        self.fixed_order = np.array(fixed if fixed is not None else (-1,) * NUM_DIRECTORS, np.int64)
-        self.oracle_n = config.oracle_n or 0
-        self.reward_kind = ("progress_delta", "distance", "sparse").index(config.reward)
-        # Every agent's observation, kept current in place: the turn kernels refresh them after each
-        # move and ``speak`` sets the spoken intent's entry, so observing is a copy.
-        self.director_obs = np.zeros((NUM_DIRECTORS, self.director_dim), np.float32)
-        self.builder_obs = np.zeros(self.builder_dim, np.float32)
-        # The turn kernels' arguments that never change (arrays are updated in place, never rebound).
-        self._tables = (
-            self.fixed_order, self.static, self.table.pair_of, self.intent_action, self.intent_layer
+        announce_cold_kernels(kernels.play_builder, kernels.reset_row)
+        fixed = None if config.structure is None else config.structure.array[None]
+        self.kernel_config = kernels.make_config(
+            SEATS, self.intents, n, height, config.max_turns, config.oracle_n, config.reward, config.start,
+            config.director_order, config.director_sees, config.protocol, fixed,
         )
-        self._turn_state = (self.order, self.optimal, self.candidate_ids, self.candidate_layers)
-        self._masks_and_obs = (self.builder_mask, self.director_masks, self.director_visible, self.spoken,
-                               self.director_obs, self.builder_obs)
+        self.episode = episode = kernels.new_episodes(
+            self.kernel_config, 1, height, self.director_dim, self.builder_dim
+        )
+        # The kernels take the records as plain tuples (see ``core.game``).
+        self._config_tuple, self._episode_tuple = tuple(self.kernel_config), tuple(episode)
+        self.walls = list(self.kernel_config.walls.astype(np.int64))
+        self.wall_array = self.kernel_config.walls
+        self.all_visible = self.kernel_config.all_visible
+        self.director_visible = self.kernel_config.visible
+        # Row 0 of every episode array, as the attributes the envs and agents read (views, updated in place).
+        self.board = episode.boards[0]
+        self.target = episode.targets[0]
+        self.spoken = episode.spoken[0]
+        self.order = episode.order[0]
+        self.order_list = self.order.tolist()  # the same, as Python ints for the envs' hot path
+        self.optimal = episode.optimal[0]
+        self.builder_mask = episode.builder_mask[0]
+        self.director_masks = episode.director_masks[0]
+        self.candidate_ids = episode.candidates[0]
+        self.candidate_layers = episode.candidate_layers[0]
+        self.director_obs = episode.director_obs[0]
+        self.builder_obs = episode.builder_obs[0]
+        self.scores = episode.scores[0]
+        self._info = episode.info
+        self.num_candidates = 0
+        self.result = np.zeros(kernels.RESULT_WIDTH, np.float64)
         self.seed = 0
         self.turn = 0
         self.distance = 0
@@ -122,39 +127,30 @@ class CraftGame:
     # ---------------------------------------------------------------- episode
 
     def reset(self, seed: int | None = None) -> None:
-        """Start a new episode; ``seed`` fixes the target (if generated), orders and candidates."""
+        """Start a new episode; ``seed`` fixes the target (if generated), speakers and candidates."""
         self.seed = secrets.randbits(63) if seed is None else normalise_seed(seed)
-        if self.config.structure is not None:
-            self.target[:] = self.config.structure.array
-        else:
-            self.target[:] = 0
-            generate_into(np.uint64(derive_seed(self.seed, STREAM_TARGET, 0)), self.n, self.target)
-        fill_start(self.target, self.n, self._start_index, self.wall_array, self._prefix_scratch, self.board)
+        self._info["seed"][0] = self.seed
+        kernels.reset_row(self._config_tuple, self._episode_tuple, 0)
         self.turn = 0
         self.done = False
         self.conversation = []
         self.text_cache = {}
         self.last_move = None
-        self.begin_turn()
+        self._read_turn()
 
     def begin_turn(self) -> None:
-        """Score the board, draw the turn's speaking order and candidates, rewrite every mask and observation.
+        """Score the board, draw the turn's speakers and candidates, rewrite every mask and observation.
 
         Also the way to resynchronise after editing ``board`` in place.
         """
-        self.spoken[:] = -1
-        fill_all_obs(
-            self.board, self.target, self.n, VALUE_TO_CODE_INDEX, self.director_visible, self.all_visible,
-            self.wall_array, self.spoken, self.num_intents, played_fraction(self.turn, self.config.max_turns),
-            self.director_obs, self.builder_obs,
-        )
-        turn_kernels.finish_turn(
-            self._board_scratch, self.board, self.target, self.n, turn_kernels.START_TURN, rules.OK,
-            self.seed, self.turn, self.config.max_turns, self.oracle_n, *self._tables, *self._turn_state, -1,
-            self.reward_kind, self.scores, self.result, *self._masks_and_obs,
-        )
-        self.num_candidates = int(self.result[turn_kernels.RESULT_CANDIDATES])
-        self.distance = int(self.result[turn_kernels.RESULT_DISTANCE])
+        self._info["turn"][0] = self.turn
+        kernels.resync_row(self._config_tuple, self._episode_tuple, 0)
+        self._read_turn()
+
+    def _read_turn(self) -> None:
+        info = self._info[0]
+        self.num_candidates = int(info["num_candidates"])
+        self.distance = int(info["distance"])
         self.order_list = self.order.tolist()
 
     # ----------------------------------------------------------------- acting
@@ -166,7 +162,7 @@ class CraftGame:
             intent = action
         else:
             intent, text, reason = self._intent_from_action(seat, action)
-        allowed = note_intent(
+        allowed = kernels.speak(
             self.director_masks, self.spoken, seat, intent, self.director_obs, self.builder_obs
         )
         if not allowed:
@@ -202,7 +198,6 @@ class CraftGame:
 
     def build(self, action: Any) -> dict[str, Any]:
         """The builder plays ``action`` (an action id or text), ending the turn. Never raises."""
-        n = self.n
         if type(action) is int and 0 <= action < self.num_actions:
             action_id = action
             claimed = move_text = question = reason = None
@@ -212,27 +207,21 @@ class CraftGame:
             override = rules.OK if reason is None else rules.WRONG_LAYER
         candidates = self.candidate_strings()
         played = action_id if 0 <= action_id < self.num_actions else -1  # unknown; fits the kernel's int64
-        result = self.result
-        self.turn += 1
-        code = turn_kernels.finish_turn(
-            self._board_scratch, self.board, self.target, n, played, override, self.seed, self.turn,
-            self.config.max_turns, self.oracle_n, *self._tables, *self._turn_state,
-            self.num_candidates if self.oracle_n else -1, self.reward_kind, self.scores, result,
-            *self._masks_and_obs,
-        )
+        code = kernels.play_builder(self._config_tuple, self._episode_tuple, 0, played, override, self.result)
         legal = code == rules.OK
         if reason is None and not legal:
             reason = rules.REASONS[code]
             if code == rules.UNKNOWN_ACTION:
                 reason = f"unknown action id {action_id} (expected 0..{self.num_actions - 1})"
-        # The RESULT_* fields, in order, then the metrics in METRIC_NAMES order (named inline below:
+        # The RESULT_* fields in order, the metrics in METRIC_NAMES order last (named inline below:
         # cheaper than zip on this path; tests compare them with metrics.score).
-        (_, layer, distance, reward, optimal, prescribed, attempted, followed, count,
-         iou, completion, accuracy, progress, voxel_iou) = self._result_and_scores.tolist()
+        (_, layer, distance, reward, optimal, prescribed, attempted, followed, count, turn, completed,
+         iou, completion, accuracy, progress, voxel_iou) = self.result.tolist()
+        self.turn = int(turn)
         self.num_candidates = int(count)
         self.distance = int(distance)
         self.order_list = self.order.tolist()
-        terminated = self.distance == 0
+        terminated = completed == 1.0
         truncated = not terminated and self.turn >= self.config.max_turns
         self.done = terminated or truncated
         known = 0 <= action_id < self.num_actions and action_id != self.noop
@@ -259,6 +248,7 @@ class CraftGame:
             "remove_prescribed": prescribed == 1.0,
             "remove_attempted": attempted == 1.0,
             "followed_oracle": followed == 1.0,
+            "completed": terminated,
             "candidates": candidates,
             "reward": reward,
             "terminated": terminated,

@@ -16,7 +16,10 @@ Turn                  two steps, as in ``parallel_env()``: a director phase
                       (``step_directors``) then a builder phase
                       (``step_builder``); ``step`` dispatches on the phase
 Director actions      int ``(num_envs, 3)``: column ``k`` is ``director_{k+1}``'s
-                      intent id; an intent outside its mask is the no-op
+                      intent id; an intent outside its mask is the no-op.
+                      Under protocol paper a director is spoken once per
+                      speaking slot it holds (twice, once or not at all;
+                      ``director_orders``), as in ``parallel_env()``
 Builder actions       int ``(num_envs,)``: action ids; an illegal one is a
                       failed turn (board unchanged), never an exception
 Observations          ``{"directors": {"observation": float32 (B, 3, Dd),
@@ -25,7 +28,8 @@ Observations          ``{"directors": {"observation": float32 (B, 3, Dd),
                       (B, A)}}``; the idle role's masks are only the no-op
 Rewards               float32 ``(B,)``, the team reward of the builder phase
                       (zeros after the director phase)
-Terminations          bool ``(B,)``: target complete; truncations at
+Terminations          bool ``(B,)``: the game is complete (the protocol's
+                      completion, ``infos["completed"]``); truncations at
                       ``max_turns``
 State                 ``state()``: float32 ``(B, S)``, each row
                       ``parallel_env().state()`` (board, whole target,
@@ -69,14 +73,10 @@ import numpy as np
 from gymnasium import spaces
 
 from craft_env.core import batch as kernels
+from craft_env.core import game
 from craft_env.core.board import Structure
-from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
-from craft_env.core.intents import intent_table
-from craft_env.core.metrics import METRIC_NAMES
-from craft_env.core.observation import builder_obs_dim, director_obs_dim, state_dim
-from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed, normalise_seed
-from craft_env.core.starts import STARTS
-from craft_env.core.turn import (
+from craft_env.core.encoding import action_table
+from craft_env.core.game import (
     RESULT_DISTANCE,
     RESULT_FOLLOWED,
     RESULT_LAYER,
@@ -84,10 +84,13 @@ from craft_env.core.turn import (
     RESULT_REASON,
     RESULT_REMOVE_ATTEMPTED,
     RESULT_REMOVE_PRESCRIBED,
-    pack_static,
 )
-from craft_env.core.views import seat_cell_indices
+from craft_env.core.intents import intent_table
+from craft_env.core.metrics import METRIC_NAMES
+from craft_env.core.observation import builder_obs_dim, director_obs_dim, state_dim
+from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed, normalise_seed
 from craft_env.envs.config import SEATS, make_config
+from craft_env.envs.game import announce_cold_kernels
 
 DIRECTORS = tuple(f"director_{k + 1}" for k in range(len(SEATS)))
 BUILDER = "builder"
@@ -138,8 +141,10 @@ class CraftVectorEnv:
         if not isinstance(copy, bool):
             raise ValueError(f"copy: must be a bool, got {copy!r}")
         fixed = self._structures(structures, config)
+        announce_cold_kernels(kernels.game_builder_serial, kernels.game_reset)
         self.config = make_config(**config)
         cfg_obj = self.config
+        self.metadata = {**type(self).metadata, "protocol": cfg_obj.protocol.name}
         self.num_envs = B = int(num_envs)
         self.copy = copy
         self.n, self.height = n, height = cfg_obj.n, cfg_obj.height
@@ -152,58 +157,30 @@ class CraftVectorEnv:
         seats = len(SEATS)
         self.builder_dim = builder_obs_dim(n, height, seats, I)
         self.director_dim = director_obs_dim(n, height, seats, I)
-        cells = n * n
-
-        walls = np.stack([seat_cell_indices(seat, n) for seat in SEATS]).astype(np.int16)
-        all_visible = np.ones(cells, np.int8)
-        visible = all_visible
-        if cfg_obj.director_sees == "walls":
-            visible = np.zeros(cells, np.int8)
-            visible[walls.ravel()] = 1
-        cfg = np.zeros(kernels.CFG_WIDTH, np.int64)
-        cfg[kernels.CFG_N] = n
-        cfg[kernels.CFG_MAX_TURNS] = cfg_obj.max_turns
-        cfg[kernels.CFG_ORACLE_N] = cfg_obj.oracle_n or 0
-        cfg[kernels.CFG_REWARD] = ("progress_delta", "distance", "sparse").index(cfg_obj.reward)
-        cfg[kernels.CFG_START] = STARTS.index(cfg_obj.start)
-        order = cfg_obj.director_order
-        cfg[kernels.CFG_ORDER:kernels.CFG_ORDER + seats] = order if order is not None else (-1,) * seats
-        cfg[kernels.CFG_NUM_INTENTS] = I
-        fixed_targets = np.zeros((B if fixed is not None else 1, cells, height), np.int8)
         if fixed is None and cfg_obj.structure is not None:
             fixed = [cfg_obj.structure]
+        fixed_targets = None
         if fixed is not None:
             fixed_targets = np.stack([fixed[i % len(fixed)].array for i in range(B)]).astype(np.int8)
-        else:
-            cfg[kernels.CFG_GENERATE] = 1
         self._fixed = fixed
-        self._tables = (
-            cfg, pack_static(n), kernels.pair_cells(n), table.pair_of, *kernels.intent_groups(self.intents, n, height),
-            walls, visible, all_visible, VALUE_TO_CODE_INDEX, fixed_targets,
+        config = game.make_config(
+            SEATS, self.intents, n, height, cfg_obj.max_turns, cfg_obj.oracle_n, cfg_obj.reward, cfg_obj.start,
+            cfg_obj.director_order, cfg_obj.director_sees, cfg_obj.protocol, fixed_targets,
         )
-
-        self._boards = np.zeros((B, cells, height), np.int8)
-        self._targets = np.zeros((B, cells, height), np.int8)
-        self._st = np.zeros((B, kernels.ST_WIDTH), np.int64)
-        self._scores = np.zeros((B, 5), np.float64)
-        self._spoken = np.full((B, seats), -1, np.int16)
-        self._order = np.zeros((B, seats), np.int64)
-        self._optimal = np.zeros((B, A), np.int8)
-        self._candidates = np.zeros((B, A), np.int16)
-        self._builder_mask = np.zeros((B, A), np.int8)
-        self._director_masks = np.zeros((B, seats, I), np.int8)
-        self._director_obs = np.zeros((B, seats, self.director_dim), np.float32)
-        self._builder_obs = np.zeros((B, self.builder_dim), np.float32)
-        self._scratch = kernels.new_scratch(B, n)
-        self._state = (
-            self._boards, self._targets, self._st, self._scores, self._spoken, self._order, self._optimal,
-            self._candidates, self._builder_mask, self._director_masks, self._director_obs, self._builder_obs,
-            self._scratch,
-        )
+        episode = game.new_episodes(config, B, height, self.director_dim, self.builder_dim)
+        self._config, self._episode = config, episode
+        # The kernels take the records as plain tuples (see ``core.game``).
+        self._tables, self._state = tuple(config), tuple(episode)
+        self._boards, self._targets, self._info = episode.boards, episode.targets, episode.info
+        self._st = self._info  # the episodes' scalars (``game.EPISODE_INFO``), under the name tests use
+        self._scores, self._spoken, self._order = episode.scores, episode.spoken, episode.order
+        self._optimal, self._builder_mask = episode.optimal, episode.builder_mask
+        self._director_masks, self._director_obs = episode.director_masks, episode.director_obs
+        self._builder_obs = episode.builder_obs
         self._rewards = np.zeros(B, np.float32)
         self._terminations = np.zeros(B, bool)
         self._truncations = np.zeros(B, bool)
-        self._result = np.zeros((B, kernels.RESULT_WIDTH), np.float64)
+        self._result = np.zeros((B, game.RESULT_WIDTH), np.float64)
         self._intent_legal = np.zeros((B, seats), bool)
         self._actions = np.zeros(B, np.int64)
         self._intent_buffer = np.zeros((B, seats), np.int64)
@@ -233,10 +210,11 @@ class CraftVectorEnv:
             "remove_prescribed": result[:, RESULT_REMOVE_PRESCRIBED],
             "remove_attempted": result[:, RESULT_REMOVE_ATTEMPTED],
             "followed_oracle": result[:, RESULT_FOLLOWED],
-            "turn": result[:, kernels.RESULT_TURN],
-            **{name: result[:, kernels.RESULT_SCORES + m] for m, name in enumerate(METRIC_NAMES)},
-            "episode_seed": self._st[:, kernels.ST_STEP_SEED],
-            "episode": self._st[:, kernels.ST_STEP_EPISODE],
+            "completed": result[:, game.RESULT_COMPLETED],
+            "turn": result[:, game.RESULT_TURN],
+            **{name: result[:, game.RESULT_SCORES + m] for m, name in enumerate(METRIC_NAMES)},
+            "episode_seed": self._info["step_seed"],
+            "episode": self._info["step_episode"],
         }
         self._builder_info_views = {k: _read_only(v) for k, v in self._builder_info_views.items()}
 
@@ -290,10 +268,10 @@ class CraftVectorEnv:
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start episode 0 of every env; ``seed`` is the base seed (random when ``None``)."""
         self.base_seed = secrets.randbits(63) if seed is None else normalise_seed(seed)
-        st = self._st
-        st[:] = 0
+        info = self._info
+        info[:] = 0
         for i in range(self.num_envs):
-            st[i, kernels.ST_ENV_SEED] = derive_seed(self.base_seed, STREAM_VECTOR_ENV, i)
+            info["env_seed"][i] = derive_seed(self.base_seed, STREAM_VECTOR_ENV, i)
         kernels.game_reset(self._tables, self._state)
         self._phase = "directors"
         infos = {"episode_seed": self.episode_seeds, "episode": self.episode_counts}
@@ -405,12 +383,12 @@ class CraftVectorEnv:
     @property
     def episode_seeds(self) -> np.ndarray:
         """Each env's current episode seed (int64 ``(B,)``; ``parallel_env().reset(seed=...)`` replays it)."""
-        return self._st[:, kernels.ST_SEED].copy()
+        return self._info["seed"].copy()
 
     @property
     def episode_counts(self) -> np.ndarray:
         """Each env's current episode index ``k`` (0 after ``reset``)."""
-        return self._st[:, kernels.ST_EPISODE].copy()
+        return self._info["episode"].copy()
 
     def episode_seed(self, env_index: int, episode: int) -> int:
         """The seed of episode ``episode`` of env ``env_index`` under the current base seed."""
@@ -430,12 +408,12 @@ class CraftVectorEnv:
 
     @property
     def turns(self) -> np.ndarray:
-        return self._st[:, kernels.ST_TURN].copy()
+        return self._info["turn"].copy()
 
     @property
     def distances(self) -> np.ndarray:
         """Oracle distance of every env's current board."""
-        return self._st[:, kernels.ST_DISTANCE].copy()
+        return self._info["distance"].copy()
 
     @property
     def scores(self) -> np.ndarray:

@@ -55,6 +55,7 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], tools: Any = None
     followed = ", ".join(reply.followed) or "none"
     board = context.board
     from craft_env.core.encoding import action_table
+    from craft_env.core.rules import landing_layer_at
 
     table = action_table(board.n)
     if reply.action == table.noop:
@@ -62,7 +63,7 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], tools: Any = None
             f"<think>{reply.think}</think>\nQUESTION: Which block should I place next?\nFOLLOWED: {followed}"
         )
     heights = board.heights().reshape(-1)
-    layer = int(heights[table.cell_a[reply.action]]) - (1 if table.kind[reply.action] == 2 else 0)
+    layer = int(landing_layer_at(int(table.kind[reply.action]), int(heights[table.cell_a[reply.action]])))
     move = cached_move(board.n, board.height, int(reply.action), layer)
     return f"<think>{reply.think}</think>\nMOVE: {move}\nFOLLOWED: {followed}"
 
