@@ -26,6 +26,13 @@ Rewards               shared by the team, paid on the builder's step:
                       ``distance`` (oracle distance before minus after), or
                       ``sparse`` (1 on completion)
 Termination           the target is complete; truncation at ``max_turns``
+Truncation in cycles  ``max_cycles`` (PettingZoo's keyword; use it or
+                      ``max_turns``, not both): truncation after
+                      ``max_cycles`` cycles, a cycle being one step of every
+                      agent. AEC: one turn per cycle (``max_turns =
+                      max_cycles``). Parallel: a turn is two steps, so
+                      ``max_turns = ceil(max_cycles / 2)``, and an odd
+                      ``max_cycles`` ends after that turn's director phase
 Info (builder)        turn, action, move, text, question, legal, reason,
                       metrics, distance, optimal, remove_prescribed,
                       remove_attempted, followed_oracle, candidates, reward,
@@ -40,7 +47,8 @@ Render modes          ``ansi``, ``rgb_array``
 
 Configuration (keyword arguments, validated; see ``envs.config``):
 ``structure`` (a ``Structure``, an index into the bundled evaluation set, or
-``None`` = generate from the reset seed), ``max_turns=20``, ``oracle_n=None``
+``None`` = generate from the reset seed), ``max_turns=20`` (or
+``max_cycles``, see the table), ``oracle_n=None``
 (None: the builder's mask is every legal move; n: n sampled optimal moves +
 no-op, the paper's oracle condition), ``start`` (``empty``, ``first_layer``,
 ``first_two_layers``, ``wall_D1``, ``wall_D2``, ``wall_D3``),
@@ -74,7 +82,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
-from craft_env.envs.config import SEATS, make_config
+from craft_env.envs.config import SEATS, make_config, turns_for_cycles
 from craft_env.envs.game import NUM_DIRECTORS, CraftGame
 from craft_env.envs.textobs import TEXT_CHARSET, TEXT_MAX_LENGTH, builder_text, director_text
 
@@ -104,7 +112,10 @@ class _CraftBase:
 
     metadata = METADATA
 
+    _steps_per_turn = 1
+
     def _setup(self, **config: Any) -> None:
+        config, self.max_cycles = turns_for_cycles(config, self._steps_per_turn)
         self.config = make_config(**config)
         self.render_mode = self.config.render_mode
         self._text_observations = text = self.config.text_observations
@@ -385,10 +396,16 @@ def env(**config: Any) -> AECEnv:
 class CraftParallelEnv(_CraftBase, ParallelEnv):
     """The Parallel CRAFT environment: a director phase and a builder phase per turn."""
 
+    _steps_per_turn = 2
+
     def __init__(self, **config: Any) -> None:
         self._setup(**config)
         self.agents: list[str] = []
         self._builder_phase = False
+        # An odd max_cycles ends the episode after a director phase (the only truncation there).
+        self._last_director_turn = None if self.max_cycles is None or self.max_cycles % 2 == 0 else (
+            self.config.max_turns - 1
+        )
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         self.game.reset(seed)
@@ -410,7 +427,10 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
             observations = self._observe_all(builder_idle=False)
             zero = dict.fromkeys(AGENTS, 0.0)
             false = dict.fromkeys(AGENTS, False)
-            return observations, zero, false, dict(false), infos
+            truncated = dict.fromkeys(AGENTS, game.turn == self._last_director_turn)
+            if game.turn == self._last_director_turn:
+                self.agents = []
+            return observations, zero, false, truncated, infos
         outcome = game.build(actions.get(BUILDER, game.noop))
         self._builder_phase = False
         infos = self._infos_after_build(outcome)
