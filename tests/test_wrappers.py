@@ -127,3 +127,26 @@ def test_wrappers_take_only_bare_envs():
         HomogeneousParallelWrapper(homogeneous_parallel_env())
     with pytest.raises(ValueError, match="flat"):
         homogeneous_parallel_env(flat="yes")
+
+
+def test_envs_pickle_outside_an_episode_only():
+    """SuperSuit's vector envs copy the env by pickling it (cloudpickle) before the first reset."""
+    import pickle
+
+    for env in (homogeneous_parallel_env(flat=True, max_turns=3), craft_env.parallel_env(max_cycles=5)):
+        copy = pickle.loads(pickle.dumps(env))
+        assert copy.unwrapped.config == env.unwrapped.config and copy.max_cycles == env.max_cycles
+        first, copied = env.reset(seed=4)[0][BUILDER], copy.reset(seed=4)[0][BUILDER]
+        np.testing.assert_array_equal(first if flat_obs(first) else first["observation"],
+                                      copied if flat_obs(copied) else copied["observation"])
+        with pytest.raises(TypeError, match="outside an episode"):
+            pickle.dumps(env)
+    aec = homogeneous_env(max_turns=3)
+    copy = pickle.loads(pickle.dumps(aec))
+    aec.reset(seed=4)
+    copy.reset(seed=4)
+    np.testing.assert_array_equal(aec.observe(BUILDER)["observation"], copy.observe(BUILDER)["observation"])
+
+
+def flat_obs(obs) -> bool:
+    return isinstance(obs, np.ndarray)

@@ -16,8 +16,15 @@ BUILDER_INDEX = 3   # possible_agents: director_1..3, builder
 
 
 def _sb3_vec_env(max_turns: int):
+    """SuperSuit's SB3 vector env (2 games x 4 agents); seeded through SB3's global seed.
+
+    ``PPO(seed=...)`` would call ``seed()`` on the vector env, which SuperSuit's does not have.
+    """
     ss = pytest.importorskip("supersuit")
     pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.utils import set_random_seed
+
+    set_random_seed(0)
     env = homogeneous_parallel_env(flat=True, max_turns=max_turns)
     vec = ss.pettingzoo_env_to_vec_env_v1(env)
     return ss.concat_vec_envs_v1(vec, 2, num_cpus=0, base_class="stable_baselines3"), env.mask_slice
@@ -69,8 +76,8 @@ def test_supersuit_vec_env_drives_sb3_maskable_ppo_within_the_masks():
 
     vec, mask_slice = _sb3_vec_env(max_turns=4)
     vec = ActionMasks(vec, mask_slice)
-    model = sb3_contrib.MaskablePPO("MlpPolicy", vec, n_steps=128, batch_size=256, n_epochs=1, seed=0,
-                                    device="cpu", policy_kwargs={"net_arch": [32]})
+    model = sb3_contrib.MaskablePPO("MlpPolicy", vec, n_steps=128, batch_size=256, n_epochs=1, device="cpu",
+                                    policy_kwargs={"net_arch": [32]})
     recorder = _recorder()
     model.learn(total_timesteps=2048, callback=recorder)
     assert len(recorder.steps) * 8 >= 2048
@@ -81,10 +88,10 @@ def test_supersuit_vec_env_drives_sb3_ppo_and_illegal_actions_are_failed_turns()
     from stable_baselines3 import PPO
 
     vec, _ = _sb3_vec_env(max_turns=4)
-    model = PPO("MlpPolicy", vec, n_steps=128, batch_size=256, n_epochs=1, seed=0, device="cpu",
+    model = PPO("MlpPolicy", vec, n_steps=128, batch_size=256, n_epochs=1, device="cpu",
                 policy_kwargs={"net_arch": [32]})
     recorder = _recorder()
-    model.learn(total_timesteps=2048, callback=recorder)
+    model.learn(total_timesteps=1024, callback=recorder)
     _check_team_steps(recorder.steps, max_turns=4, masked=False)
 
 
@@ -124,7 +131,7 @@ def test_torchrl_wrapper_passes_check_env_specs_and_rolls_out_within_masks():
     from torchrl.envs.utils import MarlGroupMapType, check_env_specs
 
     max_turns = 3
-    env = PettingZooWrapper(homogeneous_parallel_env(max_turns=max_turns),
+    env = PettingZooWrapper(homogeneous_parallel_env(max_turns=max_turns, reward="distance"),
                             group_map=MarlGroupMapType.ALL_IN_ONE_GROUP, seed=0)
     check_env_specs(env)
     rollout = env.rollout(50, break_when_any_done=True)

@@ -115,6 +115,7 @@ class _CraftBase:
     _steps_per_turn = 1
 
     def _setup(self, **config: Any) -> None:
+        self._keywords = dict(config)
         config, self.max_cycles = turns_for_cycles(config, self._steps_per_turn)
         self.config = make_config(**config)
         self.render_mode = self.config.render_mode
@@ -139,6 +140,16 @@ class _CraftBase:
         self._kept_views = {agent: (game.director_obs[seat], game.director_masks[seat])
                             for seat, agent in enumerate(DIRECTORS)}
         self._kept_views[BUILDER] = (game.builder_obs, game.builder_mask)
+
+    def __reduce__(self) -> tuple:
+        """Pickle (as vector-env libraries copy envs) by the constructor keywords, outside an episode only.
+
+        The game's kept observations are views into shared numba buffers that a
+        field-by-field pickle would cut apart, so a copy is rebuilt fresh.
+        """
+        if self.agents:
+            raise TypeError("a CRAFT env can be pickled only outside an episode (before reset or after its end)")
+        return (_rebuild, (type(self), self._keywords))
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -254,6 +265,10 @@ class _CraftBase:
 
     def close(self) -> None:
         pass
+
+
+def _rebuild(cls: type, keywords: dict[str, Any]) -> _CraftBase:
+    return cls(**keywords)
 
 
 class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention

@@ -100,7 +100,7 @@ class _Homogeneous:
     @staticmethod
     def _as_id(action: Any) -> Any:
         """Library actions arrive as numpy scalars or 0-d arrays; the env takes a Python int."""
-        if isinstance(action, np.ndarray) and action.ndim == 0 or isinstance(action, np.integer):
+        if isinstance(action, np.integer) or (isinstance(action, np.ndarray) and action.ndim == 0):
             return int(action)
         return action
 
