@@ -69,10 +69,6 @@ class Move:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Move is immutable")
 
-    def __reduce__(self) -> tuple:
-        # Pickled through the constructor (vector-env libraries copy envs by pickling them).
-        return (Move, (self.action, self.block, self.position, self.span_to, self.layer))
-
     @classmethod
     def place(
         cls,
