@@ -85,9 +85,9 @@ def test_supersuit_vec_env_drives_sb3_maskable_ppo_within_the_masks():
 
 
 def test_supersuit_vec_env_drives_sb3_ppo_and_illegal_actions_are_failed_turns():
+    vec, _ = _sb3_vec_env(max_turns=4)
     from stable_baselines3 import PPO
 
-    vec, _ = _sb3_vec_env(max_turns=4)
     model = PPO("MlpPolicy", vec, n_steps=128, batch_size=256, n_epochs=1, device="cpu",
                 policy_kwargs={"net_arch": [32]})
     recorder = _recorder()
