@@ -15,7 +15,8 @@ and the pass), a
 hand-written listener (plays the first director's request) and the oracle
 builder (an optimal move every turn), and prints their progress side by side.
 
-Needs torch (CPU is enough): ``pip install torch``. Run from the repository root::
+Needs torch; the CPU build is enough (docs/rl.md, "CPU-only torch"). Run from the
+repository root::
 
     python examples/train_builder.py                  # ~5.5 minutes on 2 cores
     python examples/train_builder.py --minutes 2      # a shorter run
@@ -28,15 +29,17 @@ count repeat exactly.
 from __future__ import annotations
 
 import argparse
-import time
+import importlib.util
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
 
-import numpy as np
-import torch
-from torch import nn
-
-import craft_env
-from craft_env.core.batch import sample_masks
+TORCH_HINT = (
+    "examples/train_builder.py needs torch (the CPU build is enough):\n"
+    "    pip install torch --index-url https://download.pytorch.org/whl/cpu\n"
+    "or, from the repository root, pip install -e \".[rl]\" (see docs/rl.md, \"CPU-only torch\")"
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -64,213 +67,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-class Builder(nn.Module):
-    """An MLP policy and value over the builder's observation; illegal actions get no probability.
-
-    The policy also has a linear path from the observation to the logits
-    ("wide and deep"): what a director's intent means is, per seat and
-    intent, one builder action, i.e. a lookup table, which a linear map
-    learns directly and a deep one only slowly.
-    """
-
-    def __init__(self, obs_dim: int, num_actions: int, hidden: int) -> None:
-        super().__init__()
-        self.trunk = nn.Sequential(nn.Linear(obs_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU())
-        self.policy = nn.Linear(hidden, num_actions)
-        self.wide = nn.Linear(obs_dim, num_actions, bias=False)
-        nn.init.zeros_(self.wide.weight)
-        self.value = nn.Linear(hidden, 1)
-
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        features = self.trunk(obs)
-        logits = (self.policy(features) + self.wide(obs)).masked_fill(~mask, -1e9)
-        return logits, self.value(features).squeeze(-1)
-
-
-def builder_turn(env, obs) -> tuple[np.ndarray, np.ndarray]:
-    """The scripted directors speak; return the builder's observation and its mask.
-
-    The learner never passes: the no-op is masked out (a board always has a
-    legal move), otherwise "do nothing" is a safe local optimum that PPO
-    finds long before it learns to listen.
-    """
-    obs, *_ = env.step_directors(env.scripted_intents())
-    mask = obs["builder"]["action_mask"].astype(bool)
-    mask[:, env.noop] = False
-    return obs["builder"]["observation"], mask
-
-
-def train(args: argparse.Namespace) -> Builder:
-    torch.manual_seed(args.seed)
-    env = craft_env.vector_env(args.num_envs, reward=args.reward)
-    obs, _ = env.reset(seed=args.seed)
-    model = Builder(env.builder_dim, env.num_actions, args.hidden)
-    deep = [p for name, p in model.named_parameters() if not name.startswith("wide.")]
-    optimiser = torch.optim.Adam([
-        {"params": deep, "lr": args.lr},
-        {"params": model.wide.parameters(), "lr": args.wide_lr},
-    ])
-    B, T = args.num_envs, args.rollout
-    buf_obs = torch.zeros(T, B, env.builder_dim)
-    buf_mask = torch.zeros(T, B, env.num_actions, dtype=torch.bool)
-    buf_act = torch.zeros(T, B, dtype=torch.long)
-    buf_logp = torch.zeros(T, B)
-    buf_val = torch.zeros(T + 1, B)
-    buf_rew = torch.zeros(T, B)
-    buf_done = torch.zeros(T, B)
-    sampler = torch.Generator().manual_seed(args.seed)
-    builder_obs, builder_mask = builder_turn(env, obs)
-    finished_progress: list[float] = []
-    started = time.perf_counter()
-    update = 0
-    print(f"training a builder on {B} envs x {T} turns per update (reward: {args.reward})")
-    print(f"{'update':>6} {'samples':>9} {'minutes':>7} {'episodes':>8} {'progress':>8} {'completed':>9} "
-          f"{'optimal':>7} {'entropy':>7}")
-    while True:
-        update += 1
-        optimal_moves = 0.0
-        with torch.no_grad():
-            for t in range(T):
-                o = torch.from_numpy(builder_obs.copy())
-                m = torch.from_numpy(builder_mask)
-                logits, value = model(o, m)
-                dist = torch.distributions.Categorical(logits=logits)
-                action = torch.multinomial(dist.probs, 1, generator=sampler).squeeze(1)
-                buf_obs[t], buf_mask[t], buf_act[t] = o, m, action
-                buf_logp[t], buf_val[t] = dist.log_prob(action), value
-                obs, reward, terminated, truncated, info = env.step_builder(action.numpy())
-                done = terminated | truncated
-                buf_rew[t] = torch.from_numpy(reward.copy())
-                buf_done[t] = torch.from_numpy(done.astype(np.float32))
-                optimal_moves += float(info["optimal"].mean())
-                finished_progress += info["progress"][done].tolist()
-                builder_obs, builder_mask = builder_turn(env, obs)
-            o = torch.from_numpy(builder_obs.copy())
-            buf_val[T] = model(o, torch.from_numpy(builder_mask))[1]
-            # Generalised advantage estimation; an episode's end cuts the bootstrap (the turn
-            # fraction is in the observation, so truncation at max_turns is part of the state).
-            advantages = torch.zeros(T, B)
-            last = torch.zeros(B)
-            for t in reversed(range(T)):
-                alive = 1.0 - buf_done[t]
-                delta = buf_rew[t] + args.gamma * buf_val[t + 1] * alive - buf_val[t]
-                last = delta + args.gamma * args.lam * alive * last
-                advantages[t] = last
-            returns = advantages + buf_val[:T]
-        flat = lambda x: x.reshape(T * B, *x.shape[2:])
-        f_obs, f_mask, f_act, f_logp = flat(buf_obs), flat(buf_mask), flat(buf_act), flat(buf_logp)
-        f_adv, f_ret = flat(advantages), flat(returns)
-        f_adv = (f_adv - f_adv.mean()) / (f_adv.std() + 1e-8)
-        entropy_sum, batches = 0.0, 0
-        for _ in range(args.epochs):
-            order = torch.randperm(T * B, generator=sampler)
-            for start in range(0, T * B, args.minibatch):
-                idx = order[start:start + args.minibatch]
-                logits, value = model(f_obs[idx], f_mask[idx])
-                dist = torch.distributions.Categorical(logits=logits)
-                ratio = torch.exp(dist.log_prob(f_act[idx]) - f_logp[idx])
-                adv = f_adv[idx]
-                policy_loss = -torch.min(ratio * adv, ratio.clamp(1 - args.clip, 1 + args.clip) * adv).mean()
-                value_loss = (value - f_ret[idx]).pow(2).mean()
-                entropy = dist.entropy().mean()
-                loss = policy_loss + 0.5 * value_loss - args.entropy * entropy
-                optimiser.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), 0.5)
-                optimiser.step()
-                entropy_sum += entropy.item()
-                batches += 1
-        minutes = (time.perf_counter() - started) / 60
-        out_of_budget = (args.updates is None and minutes >= args.minutes) or (
-            args.updates is not None and update >= args.updates
-        )
-        if update % args.log_every == 0 or update == 1 or out_of_budget:
-            recent = finished_progress[-4 * B:]
-            progress = np.mean(recent) if recent else float("nan")
-            completed = np.mean(np.asarray(recent) >= 1.0) if recent else float("nan")
-            print(f"{update:>6} {update * T * B:>9} {minutes:>7.2f} {len(finished_progress):>8} {progress:>8.3f} "
-                  f"{completed:>9.1%} {optimal_moves / T:>7.1%} {entropy_sum / batches:>7.3f}", flush=True)
-        if out_of_budget:
-            return model
-
-
-def listen(env, mask: np.ndarray) -> np.ndarray:
-    """The hand-written listener: the move the first director (in speaking order) asked for, if legal.
-
-    It translates each intent with the seat's intent table; when nobody asked
-    for anything it can do, it plays a random legal move.
-    """
-    from craft_env.core.intents import intent_table
-
-    meaning = np.stack([intent_table(seat, env.n, env.height).action for seat in ("D1", "D2", "D3")])
-    spoken = env.spoken_intents.astype(np.int64)
-    rows = np.arange(env.num_envs)
-    actions = env.sample_actions(int(env.turns.sum()) + 7)
-    chosen = np.zeros(env.num_envs, bool)
-    for k in range(3):
-        seat = env.director_orders[:, k]
-        action = meaning[seat, spoken[rows, seat]]
-        usable = ~chosen & (spoken[rows, seat] > 0) & (action >= 0)
-        usable &= mask[rows, np.maximum(action, 0)]
-        actions[usable] = action[usable]
-        chosen |= usable
-    return actions
-
-
-def evaluate(builder: str, model: Builder | None, seeds: int, base_seed: int) -> dict[str, float]:
-    """Play every bundled structure ``seeds`` times with the scripted directors; one episode per env."""
-    structures = list(range(len(craft_env.load_eval_set())))
-    env = craft_env.vector_env(len(structures) * seeds, structures=structures)
-    obs, _ = env.reset(seed=base_seed)
-    size = env.num_envs
-    final = {name: np.full(size, np.nan) for name in ("progress", "completion", "turn")}
-    finished = np.zeros(size, bool)
-    rng = np.random.default_rng(base_seed)
-    turn = 0
-    while not finished.all():
-        builder_obs, builder_mask = builder_turn(env, obs)
-        if builder == "trained":
-            with torch.no_grad():
-                logits, _ = model(torch.from_numpy(builder_obs.copy()), torch.from_numpy(builder_mask))
-            actions = logits.argmax(dim=1).numpy()
-        elif builder == "random":
-            actions = env.sample_actions(int(rng.integers(1 << 62)))
-        elif builder == "listener":
-            actions = listen(env, builder_mask)
-        else:  # oracle: a uniformly random optimal move (all optimal moves are legal)
-            actions = sample_masks(env.optimal_masks, int(rng.integers(1 << 62)))
-        obs, _, terminated, truncated, info = env.step_builder(actions)
-        turn += 1
-        ended = (terminated | truncated) & ~finished
-        for name, values in final.items():
-            values[ended] = info[name][ended]
-        finished |= ended
-    progress = final["progress"]
-    return {
-        "progress": float(progress.mean()),
-        "se": float(progress.std(ddof=1) / np.sqrt(size)) if size > 1 else 0.0,
-        "completion": float(final["completion"].mean()),
-        "completed": float(np.mean(final["completion"] >= 1.0)),
-        "turns": float(final["turn"].mean()),
-        "games": size,
-    }
+def load_trainer() -> ModuleType:
+    """The torch half (``examples/builder_ppo.py``), or ``SystemExit`` with the install hint when torch is absent."""
+    path = Path(__file__).with_name("builder_ppo.py")
+    spec = importlib.util.spec_from_file_location("craft_builder_ppo", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    except ModuleNotFoundError as missing:
+        del sys.modules[spec.name]
+        if missing.name != "torch":
+            raise
+        raise SystemExit(TORCH_HINT) from None
+    return module
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, float]]:
     args = parse_args(argv)
-    torch.set_num_threads(args.threads)
-    model = train(args)
-    model.eval()
-    print(f"\nbundled evaluation set: {len(craft_env.load_eval_set())} structures x {args.eval_seeds} seeds, "
-          "scripted directors, no oracle condition")
-    print(f"{'builder':<10} {'progress':>14} {'completion':>10} {'completed':>9} {'turns':>6}")
-    results = {}
-    for name in ("random", "listener", "trained", "oracle"):
-        r = evaluate(name, model, args.eval_seeds, base_seed=10_000 + args.seed)
-        results[name] = r
-        print(f"{name:<10} {r['progress']:>7.3f} ± {r['se']:.3f} {r['completion']:>10.3f} {r['completed']:>9.1%} "
-              f"{r['turns']:>6.1f}")
-    return results
+    return load_trainer().run(args)
 
 
 if __name__ == "__main__":

@@ -140,3 +140,29 @@ def make_config(
         render_target=render_target,
         protocol=protocol,
     )
+
+
+def turns_for_cycles(config: dict[str, Any], steps_per_turn: int) -> tuple[dict[str, Any], int | None]:
+    """Translate PettingZoo's ``max_cycles`` keyword into ``max_turns``.
+
+    A cycle is one step of every agent: one turn in the AEC env
+    (``steps_per_turn=1``), half a turn in the Parallel env (``2``: the
+    director phase and the builder phase). Returns the config with
+    ``max_turns`` set to the turns needed to hold ``max_cycles`` cycles, and
+    ``max_cycles`` itself (None when it was not given).
+    """
+    if "max_cycles" not in config:
+        return config, None
+    config = dict(config)
+    max_cycles = config.pop("max_cycles")
+    if max_cycles is None:
+        return config, None
+    if not _is_int(max_cycles) or max_cycles < 1:
+        raise ValueError(f"max_cycles: must be None or a positive int, got {max_cycles!r}")
+    if "max_turns" in config:
+        raise ValueError(
+            f"max_cycles: give max_turns or max_cycles, not both (got max_turns={config['max_turns']!r}, "
+            f"max_cycles={max_cycles!r})"
+        )
+    config["max_turns"] = -(-max_cycles // steps_per_turn)
+    return config, max_cycles

@@ -34,6 +34,13 @@ Rewards               shared by the team, paid on the builder's step:
 Termination           the game is complete (protocol craft: the board equals
                       the target; paper: progress >= 0.95); truncation at
                       ``max_turns``
+Truncation in cycles  ``max_cycles`` (PettingZoo's keyword; use it or
+                      ``max_turns``, not both): truncation after
+                      ``max_cycles`` cycles, a cycle being one step of every
+                      agent. AEC: one turn per cycle (``max_turns =
+                      max_cycles``). Parallel: a turn is two steps, so
+                      ``max_turns = ceil(max_cycles / 2)``, and an odd
+                      ``max_cycles`` ends after that turn's director phase
 Info (builder)        turn, action, move, text, question, legal, reason,
                       metrics, distance, optimal, remove_prescribed,
                       remove_attempted, followed_oracle, completed
@@ -51,7 +58,8 @@ Render modes          ``human`` (prints the ``ansi`` frame), ``ansi``,
 
 Configuration (keyword arguments, validated; see ``envs.config``):
 ``structure`` (a ``Structure``, an index into the bundled evaluation set, or
-``None`` = generate from the reset seed), ``max_turns=20``, ``oracle_n=None``
+``None`` = generate from the reset seed), ``max_turns=20`` (or
+``max_cycles``, see the table), ``oracle_n=None``
 (None: the builder's mask is every legal move; n: n sampled optimal moves +
 no-op, the paper's oracle condition), ``start`` (``empty``, ``first_layer``,
 ``first_two_layers``, ``wall_D1``, ``wall_D2``, ``wall_D3``),
@@ -90,7 +98,7 @@ from pettingzoo.utils import wrappers
 
 from craft_env.core.views import director_views
 from craft_env.envs import render as drawing
-from craft_env.envs.config import SEATS, make_config
+from craft_env.envs.config import SEATS, make_config, turns_for_cycles
 from craft_env.envs.game import NUM_DIRECTORS, CraftGame
 from craft_env.envs.textobs import (
     TEXT_CHARSET,
@@ -129,7 +137,11 @@ class _CraftBase:
 
     metadata = METADATA
 
+    _steps_per_turn = 1
+
     def _setup(self, **config: Any) -> None:
+        self._keywords = dict(config)
+        config, self.max_cycles = turns_for_cycles(config, self._steps_per_turn)
         self.config = make_config(**config)
         self.metadata = {**METADATA, "protocol": self.config.protocol.name}
         self.render_mode = self.config.render_mode
@@ -154,6 +166,16 @@ class _CraftBase:
         self._kept_views = {agent: (game.director_obs[seat], game.director_masks[seat])
                             for seat, agent in enumerate(DIRECTORS)}
         self._kept_views[BUILDER] = (game.builder_obs, game.builder_mask)
+
+    def __reduce__(self) -> tuple:
+        """Pickle (as vector-env libraries copy envs) by the constructor keywords, outside an episode only.
+
+        The game's kept observations are views into shared numba buffers that a
+        field-by-field pickle would cut apart, so a copy is rebuilt fresh.
+        """
+        if self.agents:
+            raise TypeError("a CRAFT env can be pickled only outside an episode (before reset or after its end)")
+        return (_rebuild, (type(self), self._keywords))
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -280,6 +302,10 @@ class _CraftBase:
 
     def close(self) -> None:
         pass
+
+
+def _rebuild(cls: type, keywords: dict[str, Any]) -> _CraftBase:
+    return cls(**keywords)
 
 
 class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
@@ -422,10 +448,16 @@ def env(**config: Any) -> AECEnv:
 class CraftParallelEnv(_CraftBase, ParallelEnv):
     """The Parallel CRAFT environment: a director phase and a builder phase per turn."""
 
+    _steps_per_turn = 2
+
     def __init__(self, **config: Any) -> None:
         self._setup(**config)
         self.agents: list[str] = []
         self._builder_phase = False
+        # An odd max_cycles ends the episode after a director phase (the only truncation there).
+        self._last_director_turn = None if self.max_cycles is None or self.max_cycles % 2 == 0 else (
+            self.config.max_turns - 1
+        )
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         self.game.reset(seed)
@@ -447,7 +479,10 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
             observations = self._observe_all(builder_idle=False)
             zero = dict.fromkeys(AGENTS, 0.0)
             false = dict.fromkeys(AGENTS, False)
-            return observations, zero, false, dict(false), infos
+            truncated = dict.fromkeys(AGENTS, game.turn == self._last_director_turn)
+            if game.turn == self._last_director_turn:
+                self.agents = []
+            return observations, zero, false, truncated, infos
         outcome = game.build(actions.get(BUILDER, game.noop))
         self._builder_phase = False
         infos = self._infos_after_build(outcome)
