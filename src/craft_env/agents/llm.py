@@ -25,6 +25,7 @@ testable offline.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -37,6 +38,8 @@ from craft_env.agents.prompts import archetype_for, builder_messages, director_m
 MAX_MESSAGE_CHARS = 1200
 MAX_ENV_TEXT_CHARS = 4000
 MAX_RAW_CHARS = 20000
+#: Replies at least this long are read in a worker thread, off the event loop.
+PARSE_OFF_LOOP_CHARS = 20000
 
 _THINK = re.compile(
     r"<\s*think(?:ing)?\s*>(.*?)(?:<\s*/\s*think(?:ing)?\s*>|(?=<\s*message\s*>)|\Z)",
@@ -112,6 +115,13 @@ def clip(text: str, limit: int) -> str:
 # ------------------------------------------------------------- reply reading
 
 
+async def _read(parse, text: str, *args: Any):
+    """``parse(text, *args)``, in a worker thread when ``text`` is long enough to stall other games."""
+    if isinstance(text, str) and len(text) >= PARSE_OFF_LOOP_CHARS:
+        return await asyncio.to_thread(parse, text, *args)
+    return parse(text, *args)
+
+
 def parse_director_reply(text: str) -> tuple[str, str, str | None]:
     """``(think, message, reason)`` from a director's reply; ``reason`` is ``None`` when well formed."""
     if not isinstance(text, str) or not text.strip():
@@ -180,7 +190,7 @@ class LLMDirector:
         messages = director_messages(context.text, context.seat, archetype, context.n, context.height)
         with _registered(messages, context):
             completion = await self.client.acomplete(messages)
-        think, message, reason = parse_director_reply(completion.text)
+        think, message, reason = await _read(parse_director_reply, completion.text)
         return DirectorReply(
             message=message,
             think=think,
@@ -201,7 +211,9 @@ class LLMBuilder:
         messages = builder_messages(context.text, context.n, context.height, context.candidates is not None)
         with _registered(messages, context):
             completion = await self.client.acomplete(messages)
-        action, followed, think, reason = builder_action(completion.text, context.n, context.height)
+        action, followed, think, reason = await _read(
+            builder_action, completion.text, context.n, context.height
+        )
         return BuilderReply(
             action=action,
             followed=followed,

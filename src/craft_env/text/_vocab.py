@@ -23,7 +23,7 @@ OTHER_COLOURS = (
 _CODE_RE = re.compile(r"\b([gbryo])([sl])\b")
 _NAME_RE = re.compile(r"\b(green|blue|red|yellow|orange)s?\b")
 _LETTER_RE = re.compile(
-    r"\bcolou?r\s*[:=]?\s*([gbryo])\b"
+    r"\bcolou?r\s*(?:[:=]\s*)?([gbryo])\b"
     r"|\b([gbryo])\s+(?=(?:block|piece|cube|brick|small|large|big|long|domino|single)\b)"
     r"|\b(?:small|large|single|big|long)\s+([gbryo])\b(?!')"
 )
@@ -37,7 +37,21 @@ _SMALL_RE = re.compile(r"\b(small|little|tiny|1\s*x\s*1|one[\s-]cell|1[\s-]cell|
 _WEAK_SMALL_RE = re.compile(r"\b(single|cube)\b")
 _OTHER_SIZE_RE = re.compile(r"\b(medium|mid[\s-]?sized?|triple|3\s*x\s*1|1\s*x\s*3|tall|half[\s-]sized?)\b")
 
+#: The longest text a parser reads whole. Longer text is read as its head and
+#: its tail (half of this each): a reply of a megabyte then costs what one of
+#: this length costs, and both a move written first (a ``<move>`` tag) and
+#: one concluded last survive. See docs/robustness.md.
+MAX_PARSE_CHARS = 60_000
+
 _FENCE_RE = re.compile(r"^[ \t]*(```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
+
+
+def bound_text(text: str, limit: int = MAX_PARSE_CHARS) -> str:
+    """``text`` itself, or its first and last ``limit // 2`` characters when it is longer than ``limit``."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + "\n" + text[-half:]
 
 
 def strip_fences(text: str) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from craft_env.core.encoding import BLOCK_CODES, COLOURS, DEFAULT_HEIGHT, DEFAULT_N, check_size
 from craft_env.core.moves import Move
-from craft_env.text._vocab import find_code, find_colour, find_size, strip_fences
+from craft_env.text._vocab import bound_text, find_code, find_colour, find_size, strip_fences
 from craft_env.text.errors import ParseError
 
 __all__ = ["BuilderReply", "format_move", "parse_builder_reply", "parse_move", "find_positions"]
@@ -55,13 +55,15 @@ _SENTENCE_END_RE = re.compile(r"[.!?;\n](?!\d)")
 
 _POSITION_RE = re.compile(
     r"[(\[{<]\s*(?:[ij]\s*[=:]\s*)?(-?\d{1,6})\s*[,;]\s*(?:[ij]\s*[=:]\s*)?(-?\d{1,6})\s*[)\]}>]"
-    r"|\brow\s*[=:#]?\s*(-?\d{1,6})\s*,?\s*(?:and\s+|&\s*)?(?:col|column)\s*[=:#]?\s*(-?\d{1,6})\b"
-    r"|\b(?:col|column)\s*[=:#]?\s*(-?\d{1,6})\s*,?\s*(?:and\s+|&\s*)?row\s*[=:#]?\s*(-?\d{1,6})\b"
+    r"|\brow\s*(?:[=:#]\s*)?(-?\d{1,6})\s*(?:,\s*)?(?:and\s+|&\s*)?(?:col|column)\s*(?:[=:#]\s*)?"
+    r"(-?\d{1,6})\b"
+    r"|\b(?:col|column)\s*(?:[=:#]\s*)?(-?\d{1,6})\s*(?:,\s*)?(?:and\s+|&\s*)?row\s*(?:[=:#]\s*)?"
+    r"(-?\d{1,6})\b"
     r"|(?<![\w.])(\d{1,6})\s*,\s*(\d{1,6})(?!\w|\.\d)",
     re.IGNORECASE,
 )
 _LAYER_RE = re.compile(
-    r"\b(?:l|layer|level|lvl|z)\s*[=:#]?\s*(\d{1,6})\b"
+    r"\b(?:l|layer|level|lvl|z)\s*(?:[=:#]\s*)?(\d{1,6})\b"
     r"|\b(?:on\s+)?(?:the\s+)?(?:ground|bottom)\s+(?:layer|level|floor)\b|\bon\s+the\s+ground\b",
     re.IGNORECASE,
 )
@@ -480,7 +482,7 @@ def parse_move(text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEIGHT) -> M
     check_size(n, height)
     if not isinstance(text, str):
         raise ParseError(f"expected text, got {type(text).__name__}", text)
-    return _move_from_text(text, n, height, text)
+    return _move_from_text(bound_text(text), n, height, text)
 
 
 # ------------------------------------------------------------------ builder replies
@@ -508,7 +510,7 @@ def _tag(name: str) -> re.Pattern:
 
 def _field(names: str) -> re.Pattern:
     return re.compile(
-        rf"^[ \t>*_#-]*(?:{names})[ \t]*[*_]*[ \t]*[:=][ \t]*[*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE
+        rf"^[ \t>*_#-]*(?:{names})[ \t*_]*[:=][ \t*_]*(.*)$", re.IGNORECASE | re.MULTILINE
     )
 
 
@@ -622,7 +624,7 @@ def parse_builder_reply(text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEI
     check_size(n, height)
     if not isinstance(text, str):
         raise ParseError(f"expected text, got {type(text).__name__}", text)
-    body = strip_fences(text)
+    body = strip_fences(bound_text(text))
     followed = _find_followed(body)
     question = _find_question(body)
 
