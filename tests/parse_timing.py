@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 FACTOR = 10
 #: Generous: linear is ~10, quadratic ~100.
-LINEAR_LIMIT = 35.0
+LINEAR_LIMIT = 50.0
 
 
 def best_time(parse: Callable[[str], object], text: str, tries: int = 3) -> float:
