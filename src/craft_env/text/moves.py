@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections import deque
 from dataclasses import dataclass
@@ -351,12 +352,24 @@ def _cell_value(value: object, field: str, raw: str) -> tuple[int, int] | None:
         i, j = _first(keys, "row", "i", "r"), _first(keys, "col", "column", "j", "c")
         value = [i, j]
     if isinstance(value, (list, tuple)) and len(value) == 2:
-        try:
-            i, j = (int(x) for x in value if not isinstance(x, bool))
+        i, j = (_whole_number(x) for x in value)
+        if i is not None and j is not None:
             return i, j
-        except (TypeError, ValueError):
-            pass
-    raise ParseError(f"{field}: bad position {value!r}; expected a string like '(1,2)'", raw)
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    raise ParseError(f"{field}: bad position {shown}; expected whole numbers like '(1,2)'", raw)
+
+
+def _whole_number(value: object) -> int | None:
+    """``value`` as an int when it is exactly one (``2``, ``2.0``, ``"2"``), else ``None``: -0.5 is no 0."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else None
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,6}\s*", value):
+        return int(value)
+    return None
 
 
 def _layer_value(value: object, raw: str) -> int | None:
@@ -364,7 +377,7 @@ def _layer_value(value: object, raw: str) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
     if isinstance(value, str):
         if value.strip().lower() in ("", "none", "null", "auto", "any", "?"):
