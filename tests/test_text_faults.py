@@ -52,3 +52,39 @@ def test_env_step_with_an_extreme_position_is_a_failed_turn(position):
     env.step(_json_move(position))
     info = env.unwrapped.infos[BUILDER]
     assert not info["legal"] and "position" in info["reason"]
+
+
+# ------------------------------------------------------------------ negation (#5)
+
+REFUSALS = [
+    "I will not place gs (0,0) L0. I pass.",
+    "Don't remove (0,0) L0, I'll just wait.",
+    "MOVE: pass because placing gs (0,0) L0 is wrong",
+    "I won't put a small green block at (0,0). Passing this turn.",
+    "I decided not to place gs (0,0) L0; I pass.",
+    "Instead of placing gs (0,0) L0, I pass.",
+]
+
+
+@pytest.mark.parametrize("text", REFUSALS)
+def test_a_refused_move_is_not_played(text):
+    assert parse_builder_reply(text).move == Move.noop()
+
+
+@pytest.mark.parametrize(
+    "text, move",
+    [
+        ("I will not place gs (0,0) L0. I'll place bs (1,1) L0 instead.", Move.place("bs", (1, 1), layer=0)),
+        ("I'm not sure, but I'll place gs (0,0) L0.", Move.place("gs", (0, 0), layer=0)),
+        ("Not removing anything: place rs (2,2) L0", Move.place("rs", (2, 2), layer=0)),
+    ],
+)
+def test_a_move_beside_a_refusal_is_played(text, move):
+    assert parse_builder_reply(text).move == move
+
+
+def test_builder_and_director_parsers_share_the_negation_rule():
+    from craft_env.text import _vocab, moves, speech
+
+    assert moves.negated is speech.negated is _vocab.negated
+    assert parse_director_message("Don't put a small red block on my left column, bottom layer.", "D1") == []

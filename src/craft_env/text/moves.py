@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from craft_env.core.encoding import BLOCK_CODES, COLOURS, DEFAULT_HEIGHT, DEFAULT_N, check_size
 from craft_env.core.moves import Move
-from craft_env.text._vocab import bound_text, find_code, find_colour, find_size, strip_fences
+from craft_env.text._vocab import bound_text, find_code, find_colour, find_size, negated, strip_fences
 from craft_env.text.errors import ParseError
 
 __all__ = ["BuilderReply", "format_move", "parse_builder_reply", "parse_move", "find_positions"]
@@ -45,7 +45,8 @@ _ACTION_RE = re.compile(
     r"\b(?:(?P<place>place|placing|placed|put|putting|add|adding|set|drop|build|lay)"
     r"|(?P<remove>remove|removing|delete|deleting|take|taking|get\s+rid\s+of|getting\s+rid\s+of"
     r"|pick\s+up|picking\s+up)"
-    r"|(?P<noop>no[\s_-]?op|pass|passing|clarify|clarifying|skip|skipping|do\s+nothing|no\s+move))\b"
+    r"|(?P<noop>no[\s_-]?op|pass|passing|clarify|clarifying|skip|skipping|do\s+nothing|no\s+move|wait"
+    r"|waiting))\b"
 )
 _COMMIT_WINDOW = 40
 _COMMIT_RE = re.compile(
@@ -241,14 +242,16 @@ def _move_from_prose(lowered: str, n: int, height: int, raw: str) -> Move:
     found: list[tuple[bool, Move]] = []
     for index, hit in enumerate(hits):
         kind = hit.lastgroup
+        # The words before the verb in the same sentence ("At (0,0), place a small green block").
+        floor = max(hits[index - 1].end() if index else 0, hit.start() - _MAX_CLAUSE)
+        before = _SENTENCE_END_RE.split(lowered[floor: hit.start()])[-1]
+        if negated(before):  # "I will not place ...", "... because placing ... is wrong"
+            continue
         if kind == "noop":
             saw_noop = True
             continue
         stop = hits[index + 1].start() if index + 1 < len(hits) else len(lowered)
         clause = lowered[hit.end(): _clause_end(lowered, hit.end(), stop)]
-        # The words before the verb in the same sentence ("At (0,0), place a small green block").
-        floor = max(hits[index - 1].end() if index else 0, hit.start() - _MAX_CLAUSE)
-        before = _SENTENCE_END_RE.split(lowered[floor: hit.start()])[-1]
         for attempt in (clause, before + " " + clause) if before.strip() else (clause,):
             try:
                 move = _parse_clause(kind, attempt, n, height, raw)

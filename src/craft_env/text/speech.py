@@ -33,7 +33,7 @@ from craft_env.core.intents import (
 )
 from craft_env.core.moves import Move, action_to_move
 from craft_env.core.views import SEAT_SIDES, seat_cells
-from craft_env.text._vocab import bound_text, find_colour, find_size
+from craft_env.text._vocab import bound_text, find_colour, find_size, negated
 from craft_env.text.errors import ParseError
 from craft_env.text.moves import find_positions, parse_move
 
@@ -249,9 +249,6 @@ _NOT_AN_INSTRUCTION_RE = re.compile(
     r"\b(?:confirm\w*|already|keep|leave|don'?t|do\s+not|never"
     r"|(?:is|are|looks?)\s+(?:correct|right|good|fine))\b"
 )
-_NEGATION_END_RE = re.compile(
-    r"\b(?:don'?t|do\s+not|never|not|no\s+need\s+to|shouldn'?t|mustn'?t|stop|avoid)\s*$"
-)
 _OTHER_SEAT_RE = re.compile(r"\b(?:d|director\s*)([1-4])(?:'s|s)\b")
 _NOOP_RE = re.compile(
     r"\b(?:nothing\s+(?:to\s+add|more|else|from\s+me|new|to\s+do|needed|to\s+change)|no\s+changes?"
@@ -422,8 +419,7 @@ def _clauses(text: str):
         previous = ""
         for clause in _VERB_SPLIT_RE.split(sentence):
             if clause and clause.strip():
-                before = previous[-40:].lower().replace("\u2019", "'")
-                yield clause[:_MAX_CLAUSE_CHARS], _NEGATION_END_RE.search(before) is not None
+                yield clause[:_MAX_CLAUSE_CHARS], negated(previous)
                 previous = clause
 
 
