@@ -26,6 +26,7 @@ testable offline.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import hashlib
 import json
 import re
@@ -41,10 +42,9 @@ MAX_RAW_CHARS = 20000
 #: Replies at least this long are read in a worker thread, off the event loop.
 PARSE_OFF_LOOP_CHARS = 20000
 
-_THINK = re.compile(
-    r"<\s*think(?:ing)?\s*>(.*?)(?:<\s*/\s*think(?:ing)?\s*>|(?=<\s*message\s*>)|\Z)",
-    re.IGNORECASE | re.DOTALL,
-)
+_THINK_OPEN = re.compile(r"<\s*think(?:ing)?\s*>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"<\s*/\s*think(?:ing)?\s*>", re.IGNORECASE)
+_MESSAGE_OPEN = re.compile(r"<\s*message\s*>", re.IGNORECASE)
 _MESSAGE = re.compile(r"<\s*message\s*>(.*?)(?:<\s*/\s*message\s*>|\Z)", re.IGNORECASE | re.DOTALL)
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
 _STRAY_TAG = re.compile(r"<\s*/?\s*(?:think(?:ing)?|message)\s*>", re.IGNORECASE)
@@ -115,6 +115,50 @@ def clip(text: str, limit: int) -> str:
 # ------------------------------------------------------------- reply reading
 
 
+def split_think(text: str) -> tuple[str, str]:
+    """``(private, public)``: the reply's ``<think>`` blocks, and everything else.
+
+    A block runs from ``<think>`` to its ``</think>``, whatever it holds
+    (a drafted ``<message>`` stays private); an unclosed block runs to the
+    next ``<message>`` tag or the end. A ``</think>`` with no opening tag
+    before it (chat templates that open the block themselves) makes all
+    text before it private. One pass over the tag positions: linear.
+    """
+    closes = [m.span() for m in _THINK_CLOSE.finditer(text)]
+    messages = [m.start() for m in _MESSAGE_OPEN.finditer(text)]
+    private: list[str] = []
+    public: list[str] = []
+    pos = 0
+    first_open = _THINK_OPEN.search(text)
+    if closes and (first_open is None or closes[0][0] < first_open.start()):
+        private.append(text[: closes[0][0]])
+        pos = closes[0][1]
+    while pos <= len(text):
+        opening = _THINK_OPEN.search(text, pos)
+        if opening is None:
+            public.append(text[pos:])
+            break
+        public.append(text[pos: opening.start()])
+        close = next_at_or_after(closes, opening.end())
+        if close is not None:
+            private.append(text[opening.end(): close[0]])
+            pos = close[1]
+            continue
+        message = next_at_or_after([(m, m) for m in messages], opening.end())
+        end = message[0] if message is not None else len(text)
+        private.append(text[opening.end(): end])
+        public.append(text[end:])
+        break
+    think = "\n".join(part.strip() for part in private if part.strip())
+    return think, "".join(public)
+
+
+def next_at_or_after(spans: list[tuple[int, int]], position: int) -> tuple[int, int] | None:
+    """The first span in sorted ``spans`` starting at or after ``position``."""
+    index = bisect.bisect_left(spans, (position, -1))
+    return spans[index] if index < len(spans) else None
+
+
 async def _read(parse, text: str, *args: Any):
     """``parse(text, *args)``, in a worker thread when ``text`` is long enough to stall other games."""
     if isinstance(text, str) and len(text) >= PARSE_OFF_LOOP_CHARS:
@@ -126,18 +170,15 @@ def parse_director_reply(text: str) -> tuple[str, str, str | None]:
     """``(think, message, reason)`` from a director's reply; ``reason`` is ``None`` when well formed."""
     if not isinstance(text, str) or not text.strip():
         return "", "", "empty reply"
-    body = _FENCE.sub("", text)
-    think_match = _THINK.search(body)
-    think = think_match.group(1).strip() if think_match else ""
-    message_match = _MESSAGE.search(body)
+    think, public = split_think(_FENCE.sub("", text))
+    message_match = _MESSAGE.search(public)
     reason = None
     if message_match:
-        message = message_match.group(1).strip()
+        message = _STRAY_TAG.sub(" ", message_match.group(1)).strip()
         if not message:
             reason = "empty <message> tag"
     else:
-        outside = _THINK.sub(" ", body) if think_match else body
-        message = _STRAY_TAG.sub(" ", outside).strip()
+        message = _STRAY_TAG.sub(" ", public).strip()
         reason = (
             "no <message> tag; used the reply outside <think> as the message"
             if message
@@ -154,16 +195,14 @@ def builder_action(text: str, n: int, height: int) -> tuple[str, tuple[str, ...]
     """``(text for the env, followed seats, think, reason)`` from a builder's reply."""
     from craft_env.text import ParseError, parse_builder_reply
 
-    think_match = _THINK.search(text or "")
-    think = think_match.group(1).strip() if think_match else ""
     if not isinstance(text, str) or not text.strip():
-        return "", (), think, "empty reply"
-    body = _THINK.sub(" ", text) if think_match else text
+        return "", (), "", "empty reply"
+    think, body = split_think(text)
     try:
         reply = parse_builder_reply(body, n, height)
     except ParseError as error:
         return clip(body.strip(), MAX_ENV_TEXT_CHARS), (), think, error.reason
-    followed = (reply.followed,) if reply.followed else ()
+    followed = reply.followed_seats
     if reply.move is None or reply.move.action == "noop":
         question = " ".join((reply.question or "").split())
         return (

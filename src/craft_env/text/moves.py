@@ -21,6 +21,7 @@ import json
 import math
 import re
 from collections import deque
+from itertools import islice
 from dataclasses import dataclass
 
 from craft_env.core.encoding import BLOCK_CODES, COLOURS, DEFAULT_HEIGHT, DEFAULT_N, check_size
@@ -510,7 +511,8 @@ class BuilderReply:
 
     ``move`` is the move to play (the no-op when the builder asks a
     question instead); ``question`` the clarifying question, if any;
-    ``followed`` the director the builder says it followed ("D1".."D4");
+    ``followed`` the (first) director the builder says it followed
+    ("D1".."D4") and ``followed_seats`` every one it names, in order;
     ``raw`` the text as received.
     """
 
@@ -518,6 +520,7 @@ class BuilderReply:
     question: str | None
     followed: str | None
     raw: str
+    followed_seats: tuple[str, ...] = ()
 
 
 def _tag(name: str) -> re.Pattern:
@@ -579,18 +582,36 @@ def _seat_from(value: object) -> str | None:
     return None
 
 
-def _find_followed(body: str) -> str | None:
+def _seats_from(value: object) -> tuple[str, ...]:
+    """Every seat ``value`` names, in order, once each ("D3, D2" -> D3, D2; "1 and 3"; "left")."""
+    if value is None:
+        return ()
+    text = value if isinstance(value, str) else str(value)
+    text = text[:200]
+    seats = [f"D{m.group(1)}" for m in _SEAT_RE.finditer(text)]
+    if not seats:
+        seats = [f"D{digit}" for digit in re.findall(r"(?<![\w.])([1-4])(?![\w.])", text)]
+    if not seats:
+        seat = _seat_from(text)
+        seats = [seat] if seat else []
+    return tuple(dict.fromkeys(seats))
+
+
+def _find_followed(body: str) -> tuple[str, ...]:
     for regex in (_FOLLOWED_TAG, _FOLLOWED_LINE):
         match = regex.search(body)
         if match:
-            seat = _seat_from(match.group(1)[:200])
-            if seat:
-                return seat
+            seats = _seats_from(match.group(1))
+            if seats:
+                return seats
+    found = []
     for regex in _FOLLOW_PROSE:
-        match = regex.search(body)
-        if match:
-            return f"D{match.group(1)}"
-    return None
+        found += [(m.start(), f"D{m.group(1)}") for m in islice(regex.finditer(body), 8)]
+    return tuple(dict.fromkeys(seat for _, seat in sorted(found)))
+
+
+def _reply(move: Move, question: str | None, seats: tuple[str, ...], text: str) -> BuilderReply:
+    return BuilderReply(move, question, seats[0] if seats else None, text, seats)
 
 
 _WORD_RE = re.compile(r"[A-Za-z]{2,}")
@@ -652,7 +673,7 @@ def parse_builder_reply(text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEI
             content = line.group(1) if line.group(1).strip() else body[line.end():]
     if content is not None:
         try:
-            return BuilderReply(_move_from_text(content, n, height, text), question, followed, text)
+            return _reply(_move_from_text(content, n, height, text), question, followed, text)
         except ParseError:
             if question is None:
                 if not content.strip():
@@ -663,19 +684,19 @@ def parse_builder_reply(text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEI
         found = _json_move(body, n, height, text)
         if found is not None:
             move, keys = found
-            followed = followed or _seat_from(_first(keys, "followed", "following", "followed_director"))
+            followed = _seats_from(_first(keys, "followed", "following", "followed_director")) or followed
             asked = _first(keys, "question", "clarifying_question")
             question = question or (_clean(asked) if isinstance(asked, str) else None)
-            return BuilderReply(move, question, followed, text)
+            return _reply(move, question, followed, text)
 
         statements = _statements(_QUESTION_TAG.sub(" ", _QUESTION_LINE.sub(" ", body)))
         try:
             move = _move_from_prose(statements.lower(), n, height, text)
-            return BuilderReply(move, question or _asked(body), followed, text)
+            return _reply(move, question or _asked(body), followed, text)
         except ParseError as error:
             question = question or _asked(body)
             if question is None:
                 if error.reason == NO_MOVE_FOUND:
                     raise ParseError(NO_MOVE_OR_QUESTION, text) from None
                 raise
-    return BuilderReply(Move.noop(), question, followed, text)
+    return _reply(Move.noop(), question, followed, text)
