@@ -4,7 +4,8 @@
 returns a ``Completion`` with the reply text, token counts, cost and
 latency. This client owns retrying: litellm is called with
 ``num_retries=0`` and every attempt is bounded by ``timeout``; rate limits
-(429), server errors (5xx), timeouts and connection errors are retried up
+(429), server errors (5xx), timeouts, connection errors and empty replies
+(no content: a model fault, never cached) are retried up
 to ``num_retries`` times with exponential backoff (the sleep function is
 injectable so tests never wait). Anything else, or a retryable error that
 outlives its retries, raises ``ModelCallError``: the game is then marked
@@ -45,6 +46,10 @@ class ModelCallError(RuntimeError):
         self.retryable = retryable
 
 
+class EmptyReply(RuntimeError):
+    """The backend answered, but with no content (``""``, ``null`` or no choices): a model fault, retried."""
+
+
 @dataclass(frozen=True)
 class Completion:
     """One model reply with its accounting (``cached``: replayed from the record)."""
@@ -79,6 +84,7 @@ def is_retryable(error: BaseException) -> bool:
         return True
     names = {cls.__name__ for cls in type(error).__mro__}
     if names & {
+        "EmptyReply",
         "RateLimitError",
         "Timeout",
         "APITimeoutError",
@@ -108,6 +114,19 @@ def _text(response: Any) -> str:
     except (AttributeError, IndexError, KeyError, TypeError):
         return ""
     return content if isinstance(content, str) else ""
+
+
+def _check_content(response: Any) -> None:
+    """Raise ``EmptyReply`` for a response without content (no choices, or empty text and no tool calls)."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise EmptyReply("the model returned no choices")
+    message = getattr(choices[0], "message", None)
+    if getattr(message, "tool_calls", None):
+        return
+    content = getattr(message, "content", None)
+    if not isinstance(content, str) or not content.strip():
+        raise EmptyReply("the model returned " + ("null content" if content is None else "empty content"))
 
 
 def _cost(litellm: Any, response: Any) -> float:
@@ -188,6 +207,8 @@ class ModelClient:
 
     def _replayed(self, key: str) -> Completion | None:
         record = self.cache.get(key) if self.cache is not None else None
+        if record is not None and not str(record.get("text") or "").strip():
+            record = None  # an empty answer recorded by an older version is a fault, not a reply
         if record is None:
             if self.replay_only:
                 raise ModelCallError(
@@ -269,6 +290,7 @@ class ModelClient:
                 response = await asyncio.wait_for(
                     litellm.acompletion(**self._kwargs(messages)), timeout=self.timeout + 5.0
                 )
+                _check_content(response)
             except Exception as error:
                 if not self._should_retry(error, attempt):
                     raise self._failure(error, attempt + 1) from None
@@ -288,6 +310,7 @@ class ModelClient:
             start = time.perf_counter()
             try:
                 response = litellm.completion(**self._kwargs(messages))
+                _check_content(response)
             except Exception as error:
                 if not self._should_retry(error, attempt):
                     raise self._failure(error, attempt + 1) from None
