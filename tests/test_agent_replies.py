@@ -61,3 +61,30 @@ def test_a_builder_draft_inside_think_is_not_played():
 def test_every_followed_seat_is_kept(text, seats):
     assert parse_builder_reply(text).followed_seats == seats
     assert builder_action(text, 3, 3)[1] == seats
+
+
+def test_the_agent_context_travels_with_the_request_not_in_a_global():
+    """A provider reads the caller's context from the request's metadata (issue 14), not a registry."""
+    import asyncio
+
+    from craft_env.agents import llm as agent_llm
+    from craft_env.eval.llm import ModelClient, import_litellm
+    from craft_env.eval.provider import request_context
+
+    litellm = import_litellm()
+    seen = []
+
+    class Echo(litellm.CustomLLM):
+        async def acompletion(self, model, messages, *args, **kwargs):
+            seen.append(request_context(kwargs))
+            return litellm.ModelResponse(model=model, choices=[{"message": {"role": "assistant", "content": "x"}}])
+
+    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "echo"] + [
+        {"provider": "echo", "custom_handler": Echo()}
+    ]
+    assert not hasattr(agent_llm, "_IN_FLIGHT") and not hasattr(agent_llm, "context_for")
+    context = object()
+    messages = [{"role": "user", "content": "You are the builder."}]
+    asyncio.run(ModelClient("echo/m").acomplete(messages, context=context))
+    asyncio.run(ModelClient("echo/m").acomplete(messages))
+    assert seen[0] is context and seen[1] is None

@@ -84,7 +84,7 @@ def test_long_replies_are_read_off_the_event_loop(monkeypatch):
     class Client:
         model = "fake/long"
 
-        async def acomplete(self, messages):
+        async def acomplete(self, messages, context=None):
             from craft_env.eval.llm import Completion
 
             return Completion(text="x" * (agent_llm.PARSE_OFF_LOOP_CHARS + 1) + "\nMOVE: place gs (0,0) L0")

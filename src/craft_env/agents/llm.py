@@ -17,10 +17,11 @@ the model meant, layer claim included), a question as ``QUESTION: ...``,
 and an unreadable reply is sent as raw text so that the environment fails
 the turn with the parse error as its reason.
 
-While a call is in flight its ``AgentContext`` is registered under the
-hash of its messages; the ``scripted/`` litellm provider looks it up to
-answer through the scripted agents, which keeps the whole model path
-testable offline.
+Each call carries the agent's ``AgentContext`` with the request
+(``acomplete(messages, context=...)``; the model client hands it to
+litellm as request metadata, never to the cache key), so the
+``scripted/`` litellm provider can answer through the scripted agents,
+which keeps the whole model path testable offline.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ import bisect
 import hashlib
 import json
 import re
-from contextlib import contextmanager
 from typing import Any, Protocol
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
@@ -61,38 +61,15 @@ class CompletionLike(Protocol):
 class ChatClient(Protocol):
     model: str
 
-    async def acomplete(self, messages: list[dict[str, Any]]) -> CompletionLike: ...
-
-
-# ------------------------------------------------------------ context registry
-
-_IN_FLIGHT: dict[str, list[AgentContext]] = {}
+    async def acomplete(
+        self, messages: list[dict[str, Any]], context: AgentContext | None = None
+    ) -> CompletionLike: ...
 
 
 def messages_key(messages: list[dict[str, Any]]) -> str:
     """A hash of the roles and contents of a chat (what a provider receives)."""
     blob = json.dumps([[m.get("role"), m.get("content")] for m in messages], ensure_ascii=True)
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def context_for(messages: list[dict[str, Any]]) -> AgentContext | None:
-    """The context of the agent whose in-flight call sent ``messages`` (for the ``scripted/`` provider)."""
-    waiting = _IN_FLIGHT.get(messages_key(messages))
-    return waiting[-1] if waiting else None
-
-
-@contextmanager
-def _registered(messages: list[dict[str, Any]], context: AgentContext):
-    """Register ``context`` for the call's duration (identical concurrent chats each keep theirs)."""
-    key = messages_key(messages)
-    _IN_FLIGHT.setdefault(key, []).append(context)
-    try:
-        yield
-    finally:
-        waiting = [c for c in _IN_FLIGHT[key] if c is not context]
-        _IN_FLIGHT[key] = waiting
-        if not waiting:
-            del _IN_FLIGHT[key]
 
 
 def _usage(completion: CompletionLike) -> Usage:
@@ -227,8 +204,7 @@ class LLMDirector:
     async def act(self, context: AgentContext) -> DirectorReply:
         archetype = context.archetype or archetype_for(context.structure_index, context.run, context.seat)
         messages = director_messages(context.text, context.seat, archetype, context.n, context.height)
-        with _registered(messages, context):
-            completion = await self.client.acomplete(messages)
+        completion = await self.client.acomplete(messages, context=context)
         think, message, reason = await _read(parse_director_reply, completion.text)
         return DirectorReply(
             message=message,
@@ -248,8 +224,7 @@ class LLMBuilder:
 
     async def act(self, context: AgentContext) -> BuilderReply:
         messages = builder_messages(context.text, context.n, context.height, context.candidates is not None)
-        with _registered(messages, context):
-            completion = await self.client.acomplete(messages)
+        completion = await self.client.acomplete(messages, context=context)
         action, followed, think, reason = await _read(
             builder_action, completion.text, context.n, context.height
         )
