@@ -4,7 +4,9 @@ A director's text holds its seat and frame of reference, its own private
 target wall, the current board (or only the walls of it), and the public
 conversation. The builder's holds the conversation, the board and, in the
 oracle condition, its candidate moves. Nothing else: in particular no other
-director's target wall. Text is kept to printable ASCII so it always lies in
+director's target wall. A text longer than ``TEXT_MAX_LENGTH`` loses its
+oldest conversation entries first, never the rules, the board, the
+candidates or this turn's messages, and says so. Text is kept to printable ASCII so it always lies in
 the declared ``gymnasium.spaces.Text`` space.
 """
 
@@ -73,6 +75,42 @@ def conversation_text(game) -> str:
     return "\n".join(rendered) if rendered else describe_conversation([])
 
 
+def _fitted(head: list[str], game, tail: list[str], title: str = "Conversation so far:") -> str:
+    """``head``, the conversation, then ``tail``, in at most ``TEXT_MAX_LENGTH`` characters.
+
+    The rules, board, candidates and other fixed parts are kept whole; when
+    the whole would be too long, the oldest conversation entries go first
+    (this turn's messages are the newest, so they stay) and a note says how
+    many were left out.
+    """
+    head = [ascii_text(part) for part in head]
+    tail = [ascii_text(part) for part in tail]
+    conversation = ascii_text(f"{title}\n{conversation_text(game)}")
+    whole = "\n\n".join([*head, conversation, *tail])
+    if len(whole) <= TEXT_MAX_LENGTH:
+        return whole
+    rendered = [ascii_text(entry) for entry in game.text_cache.get(("conversation",), [])]
+    fixed = sum(len(part) + 2 for part in head + tail) + len(title) + 1
+    note_room = 120
+    budget = max(0, TEXT_MAX_LENGTH - fixed - note_room)
+    kept: list[str] = []
+    used = 0
+    for entry in reversed(rendered):
+        if used + len(entry) + 1 > budget:
+            if not kept:  # even the newest entry is too long: keep its start
+                kept.append(entry[: max(0, budget - 1)])
+            break
+        kept.append(entry)
+        used += len(entry) + 1
+    dropped = len(rendered) - len(kept)
+    note = (
+        f"[{dropped} earlier conversation entries left out to keep this text under "
+        f"{TEXT_MAX_LENGTH} characters]"
+    )
+    conversation = "\n".join([title, note, *reversed(kept)])
+    return "\n\n".join([*head, conversation, *tail])[:TEXT_MAX_LENGTH]
+
+
 def board_text(game, walls_only: bool) -> str:
     """The current board in words (or its three walls), cached until the board changes."""
     from craft_env.text import describe_board, describe_view
@@ -106,9 +144,8 @@ def director_text(game, seat: int) -> str:
         director_frame_description(name, game.n, game.height),
         f"Your private target view (your wall of the target; only you see it):\n{game.text_cache[view_key]}",
         f"Current board:\n{board_text(game, game.config.director_sees == 'walls')}",
-        f"Conversation so far:\n{conversation_text(game)}",
     ]
-    return ascii_text("\n\n".join(parts))
+    return _fitted(parts, game, [])
 
 
 def builder_text(game) -> str:
@@ -117,9 +154,9 @@ def builder_text(game) -> str:
     parts = [
         f"You are the builder. Turn {game.turn + 1} of {game.config.max_turns}.",
         f"Current board:\n{board_text(game, False)}",
-        f"Conversation so far:\n{conversation_text(game)}",
     ]
     candidates = game.candidate_moves()
+    tail = []
     if candidates is not None:
-        parts.append(f"Candidate moves (choose one, or ask a question):\n{describe_candidates(candidates)}")
-    return ascii_text("\n\n".join(parts))
+        tail.append(f"Candidate moves (choose one, or ask a question):\n{describe_candidates(candidates)}")
+    return _fitted(parts, game, tail)

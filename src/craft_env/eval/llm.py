@@ -33,6 +33,8 @@ from craft_env.eval.redact import Redactor
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+#: Key of the calling agent's context in the litellm request metadata (read by ``provider``).
+CONTEXT_KEY = "craft_env_context"
 
 
 class ModelCallError(RuntimeError):
@@ -145,6 +147,31 @@ def _cost(litellm: Any, response: Any) -> float:
 
 
 @dataclass
+class Budget:
+    """A spending limit shared by a run's clients: no new call starts once ``spent`` reaches ``limit`` (USD).
+
+    Replies replayed from the cache cost nothing and are always allowed.
+    """
+
+    limit: float | None = None
+    spent: float = 0.0
+
+    def check(self, model: str) -> None:
+        if self.limit is not None and self.spent >= self.limit:
+            raise ModelCallError(
+                model,
+                f"the run's spending limit is reached (${self.spent:.4f} of ${self.limit:.4f}); "
+                "raise --max-cost and --resume to go on",
+                attempts=0,
+                error_type="BudgetExceeded",
+                retryable=False,
+            )
+
+    def add(self, cost: float) -> None:
+        self.spent += max(0.0, float(cost))
+
+
+@dataclass
 class ModelClient:
     """Calls one litellm model (any provider string) for one role.
 
@@ -169,6 +196,8 @@ class ModelClient:
     sync_sleep: Callable[[float], None] = time.sleep
     jitter: Callable[[], float] = random.random
     redactor: Redactor = field(default_factory=Redactor)
+    budget: Budget | None = None
+    log_prompts: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -184,6 +213,7 @@ class ModelClient:
         if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
             raise ValueError(f"timeout: expected a positive number of seconds, got {self.timeout!r}")
         self.redactor.add(self.api_key)
+        self.redactor.add_url(self.api_base)
 
     # ------------------------------------------------------------------ helpers
 
@@ -195,8 +225,10 @@ class ModelClient:
         delay = min(self.backoff_max, self.backoff_base * (2**attempt))
         return delay * (0.5 + 0.5 * self.jitter())
 
-    def _kwargs(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    def _kwargs(self, messages: list[dict[str, Any]], context: Any = None) -> dict[str, Any]:
         kwargs = {"model": self.model, "messages": messages, "timeout": self.timeout, "num_retries": 0}
+        if context is not None:
+            kwargs["metadata"] = {CONTEXT_KEY: context}
         kwargs.update(self.params)
         kwargs.update(self.extra)
         if self.api_base:
@@ -228,7 +260,9 @@ class ModelClient:
             cached=True,
         )
 
-    def _finish(self, litellm: Any, key: str, response: Any, latency: float, attempts: int) -> Completion:
+    def _finish(
+        self, litellm: Any, key: str, response: Any, latency: float, attempts: int, messages: list[dict[str, Any]]
+    ) -> Completion:
         prompt_tokens, completion_tokens = _usage(response)
         completion = Completion(
             text=_text(response),
@@ -238,18 +272,21 @@ class ModelClient:
             latency=round(latency, 6),
             attempts=attempts,
         )
+        if self.budget is not None:
+            self.budget.add(completion.cost)
         if self.cache is not None:
-            self.cache.put(
-                {
-                    "key": key,
-                    "model": self.model,
-                    "text": completion.text,
-                    "prompt_tokens": completion.prompt_tokens,
-                    "completion_tokens": completion.completion_tokens,
-                    "cost": completion.cost,
-                    "latency": completion.latency,
-                }
-            )
+            record = {
+                "key": key,
+                "model": self.model,
+                "text": completion.text,
+                "prompt_tokens": completion.prompt_tokens,
+                "completion_tokens": completion.completion_tokens,
+                "cost": completion.cost,
+                "latency": completion.latency,
+            }
+            if self.log_prompts:  # what the model saw, redacted by the cache's writer
+                record["messages"] = [{"role": m.get("role"), "content": m.get("content")} for m in messages]
+            self.cache.put(record)
         return completion
 
     def _failure(self, error: BaseException, attempts: int) -> ModelCallError:
@@ -277,18 +314,25 @@ class ModelClient:
 
     # --------------------------------------------------------------------- calls
 
-    async def acomplete(self, messages: list[dict[str, Any]]) -> Completion:
-        """One reply, through the cache, retrying transient failures."""
+    async def acomplete(self, messages: list[dict[str, Any]], context: Any = None) -> Completion:
+        """One reply, through the cache, retrying transient failures.
+
+        ``context`` (the calling agent's ``AgentContext``) travels with the
+        request as litellm metadata, for providers that answer as an agent
+        (``provider``); it is not part of the cache key.
+        """
         key = self.key(messages)
         replayed = self._replayed(key)
         if replayed is not None:
             return replayed
+        if self.budget is not None:
+            self.budget.check(self.model)
         litellm = import_litellm()
         for attempt in range(self.num_retries + 1):
             start = time.perf_counter()
             try:
                 response = await asyncio.wait_for(
-                    litellm.acompletion(**self._kwargs(messages)), timeout=self.timeout + 5.0
+                    litellm.acompletion(**self._kwargs(messages, context)), timeout=self.timeout + 5.0
                 )
                 _check_content(response)
             except Exception as error:
@@ -296,27 +340,29 @@ class ModelClient:
                     raise self._failure(error, attempt + 1) from None
                 await self.sleep(self.backoff(attempt))
                 continue
-            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1)
+            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1, messages)
         raise AssertionError("unreachable")
 
-    def complete(self, messages: list[dict[str, Any]]) -> Completion:
+    def complete(self, messages: list[dict[str, Any]], context: Any = None) -> Completion:
         """Blocking ``acomplete`` through ``litellm.completion``."""
         key = self.key(messages)
         replayed = self._replayed(key)
         if replayed is not None:
             return replayed
+        if self.budget is not None:
+            self.budget.check(self.model)
         litellm = import_litellm()
         for attempt in range(self.num_retries + 1):
             start = time.perf_counter()
             try:
-                response = litellm.completion(**self._kwargs(messages))
+                response = litellm.completion(**self._kwargs(messages, context))
                 _check_content(response)
             except Exception as error:
                 if not self._should_retry(error, attempt):
                     raise self._failure(error, attempt + 1) from None
                 self.sync_sleep(self.backoff(attempt))
                 continue
-            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1)
+            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1, messages)
         raise AssertionError("unreachable")
 
 
@@ -335,3 +381,31 @@ def missing_environment(model: str, api_base: str | None = None) -> list[str]:
         return []
     missing = status.get("missing_keys") or []
     return [name for name in missing if any(word in name for word in ("KEY", "TOKEN", "SECRET"))]
+
+
+def check_model(model: str, api_base: str | None = None) -> None:
+    """Raise ``ValueError`` with the cause when litellm cannot call ``model`` (before any game starts).
+
+    The provider must be one litellm knows (or a registered custom one, such
+    as ``scripted/``), and its API key must be set unless ``api_base`` points
+    at a server of one's own.
+    """
+    litellm = import_litellm()
+    prefix = model.split("/", 1)[0]
+    custom = {item.get("provider") for item in litellm.custom_provider_map}
+    if prefix not in custom:
+        try:
+            litellm.get_llm_provider(model=model, api_base=api_base)
+        except Exception as error:  # litellm raises its BadRequestError with the cause
+            cause = " ".join(str(error).split())
+            cause = cause.split(" Pass model as")[0][:300]
+            raise ValueError(
+                f"model {model!r}: litellm cannot call it ({cause}); write it as provider/model, "
+                "e.g. openai/gpt-4o-mini (see https://docs.litellm.ai/docs/providers)"
+            ) from None
+    missing = missing_environment(model, api_base)
+    if missing:
+        raise ValueError(
+            f"model {model!r} needs {' and '.join(missing)} set in the environment "
+            "(or --api-base for a server that needs no key)"
+        )
