@@ -253,7 +253,9 @@ def _move_from_prose(lowered: str, n: int, height: int, raw: str) -> Move:
             continue
         stop = hits[index + 1].start() if index + 1 < len(hits) else len(lowered)
         clause = lowered[hit.end(): _clause_end(lowered, hit.end(), stop)]
-        for attempt in (clause, before + " " + clause) if before.strip() else (clause,):
+        # The words before the verb matter only when they hold a cell, which is written with digits.
+        with_before = any(c.isdigit() for c in before)
+        for attempt in (clause, before + " " + clause) if with_before else (clause,):
             try:
                 move = _parse_clause(kind, attempt, n, height, raw)
             except _Miss as miss:
