@@ -46,12 +46,14 @@ def reply(rng: random.Random) -> str:
     if kind == 2:
         return "".join(rng.choice(WORDS) for _ in range(rng.randint(0, 40)))
     if kind == 3:
-        position = "[" + ",".join(rng.choice(EXTREMES + ["0", "1", "2"]) for _ in range(rng.randint(0, 3))) + "]"
+        numbers = [rng.choice(EXTREMES + ["0", "1", "2"]) for _ in range(rng.randint(0, 3))]
+        position = "[" + ",".join(numbers) + "]"
         body = (f'{{"action": "{rng.choice(["place", "remove", "noop", "PLACE"])}", "block": "gs", '
                 f'"position": {position}, "layer": {rng.choice(EXTREMES)}}}')
         return rng.choice(["", "```json\n", "Sure: "]) + body + rng.choice(["", "\n```", "}"])
     if kind == 4:
-        tags = [rng.choice(["think", "message", "move", "question", "THINK"]) for _ in range(rng.randint(1, 30))]
+        names = ["think", "message", "move", "question", "THINK"]
+        tags = [rng.choice(names) for _ in range(rng.randint(1, 30))]
         closed = "".join(f"</{t}>" for t in reversed(tags)) if rng.random() < 0.5 else ""
         return "".join(f"<{t}>" for t in tags) + rng.choice(["place gs (0,0) L0", "draft", ""]) + closed
     if kind == 5:

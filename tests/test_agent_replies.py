@@ -77,7 +77,8 @@ def test_the_agent_context_travels_with_the_request_not_in_a_global():
     class Echo(litellm.CustomLLM):
         async def acompletion(self, model, messages, *args, **kwargs):
             seen.append(request_context(kwargs))
-            return litellm.ModelResponse(model=model, choices=[{"message": {"role": "assistant", "content": "x"}}])
+            message = {"role": "assistant", "content": "x"}
+            return litellm.ModelResponse(model=model, choices=[{"message": message}])
 
     litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "echo"] + [
         {"provider": "echo", "custom_handler": Echo()}

@@ -27,7 +27,8 @@ class Priced(litellm.CustomLLM):
     async def acompletion(self, model, messages, *args, **kwargs):
         self.calls += 1
         text = scripted_reply("scripted/team", messages, request_context(kwargs))
-        response = litellm.ModelResponse(model=model, choices=[{"message": {"role": "assistant", "content": text}}])
+        message = {"role": "assistant", "content": text}
+        response = litellm.ModelResponse(model=model, choices=[{"message": message}])
         response._hidden_params = {"response_cost": 0.01}
         return response
 
@@ -60,7 +61,8 @@ def test_log_prompts_stores_the_messages_of_each_call(tmp_path):
     assert main(["run", "--out", str(out), "--builder-model", "priced/m", "--log-prompts", *RUN]) == 0
     records = [json.loads(line) for line in (out / "cache.jsonl").read_text().splitlines()]
     assert len(records) == 3
-    assert all(r["messages"][0]["role"] == "system" and "builder" in r["messages"][-1]["content"] for r in records)
+    for record in records:
+        assert record["messages"][0]["role"] == "system" and "builder" in record["messages"][-1]["content"]
 
 
 def test_dry_run_counts_games_calls_and_tokens_and_plays_nothing(tmp_path, capsys):

@@ -53,13 +53,16 @@ NUMBERS = st.one_of(
 def json_moves(draw) -> str:
     position = draw(st.one_of(
         st.lists(NUMBERS.map(str), min_size=0, max_size=3).map(lambda xs: "[" + ",".join(xs) + "]"),
-        st.sampled_from(['"(0,0)"', '"col 1 row"', '{"row": 1.5, "col": 0}', "[[[[0]]]]", '"' + " " * 500 + '"']),
+        st.sampled_from(
+            ['"(0,0)"', '"col 1 row"', '{"row": 1.5, "col": 0}', "[[[[0]]]]", '"' + " " * 500 + '"']
+        ),
     ))
     action = draw(st.sampled_from(['"place"', '"remove"', '"noop"', '"PLACE"', "1", "null", '"x y (0,0)"']))
     block = draw(st.sampled_from(['"gs"', '"gl"', '"purple"', "2", '"large green"']))
     layer = draw(NUMBERS.map(str))
     body = f'{{"action": {action}, "block": {block}, "position": {position}, "layer": {layer}}}'
-    return draw(st.sampled_from(["", "```json\n", "Here: "])) + body + draw(st.sampled_from(["", "\n```", "}"]))
+    prefix = draw(st.sampled_from(["", "```json\n", "Here: "]))
+    return prefix + body + draw(st.sampled_from(["", "\n```", "}"]))
 
 
 @st.composite

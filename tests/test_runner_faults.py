@@ -37,7 +37,8 @@ class Gated(litellm.CustomLLM):
         while not gate.exists():
             await asyncio.sleep(0.02)
         text = scripted_reply("scripted/team", messages, request_context(kwargs))
-        return litellm.ModelResponse(model=model, choices=[{"message": {"role": "assistant", "content": text}}])
+        message = {"role": "assistant", "content": text}
+        return litellm.ModelResponse(model=model, choices=[{"message": message}])
 
 
 litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "gated", "custom_handler": Gated()}]
@@ -71,16 +72,18 @@ def test_a_second_process_cannot_write_a_live_run_directory(tmp_path):
     out = tmp_path / "live"
     first = _gated(tmp_path, out)
     _wait_for_first_line(first, out / "run_1" / "log.jsonl")
-    second = subprocess.run(
-        [sys.executable, "-m", "craft_env.cli", "run", "--resume", "--out", str(out), "--no-progress",
-         "--no-plots"],
-        capture_output=True, text=True,
+    second = subprocess.run(  # a --resume beside the live run, able to call the same models
+        [sys.executable, "-c", GATED_RUN, str(tmp_path / "gate"), "run", "--resume", "--out", str(out),
+         "--no-progress", "--no-plots"],
+        capture_output=True, text=True, timeout=600,  # a safety net should the lock fail: no hang
     )
     (tmp_path / "gate").touch()
     stdout, stderr = first.communicate()
     assert second.returncode != 0
     lines = second.stderr.strip().splitlines()
-    assert lines == [f"craft-env: error: run directory {out} is in use by another craft-env process (pid {first.pid})"]
+    expected = f"craft-env: error: run directory {out} is in use by another craft-env process "
+    expected += f"(pid {first.pid})"
+    assert lines == [expected]
     assert first.returncode == 0, stderr
     raw = [json.loads(line) for line in (out / "run_1" / "log.jsonl").read_text().splitlines()]
     assert sorted(r["structure_index"] for r in raw if r.get("event") == "done") == [0, 1]
@@ -191,7 +194,8 @@ def test_a_failed_load_writes_no_config(tmp_path):
     with pytest.raises(ValueError, match="no structures"):
         run_benchmark(RunSettings(out=str(out), dataset=str(path)))
     assert not (out / "config.json").exists()
-    assert main(["run", "--out", str(out), "--no-progress", "--no-plots", "--structures", "0", "--turns", "1"]) == 0
+    rerun = ["run", "--out", str(out), "--no-progress", "--no-plots", "--structures", "0", "--turns", "1"]
+    assert main(rerun) == 0
 
 
 @pytest.mark.parametrize(
@@ -219,7 +223,7 @@ def test_raw_env_step_before_reset_is_a_clear_error():
 
 def test_a_mistyped_model_is_refused_before_any_game(tmp_path, capsys):
     out = tmp_path / "typo"
-    code = main(["run", "--out", str(out), "--builder-model", "gpt-4o-mni-typo", "--no-progress", "--no-plots"])
+    code = main(["run", "--out", str(out), "--builder-model", "gpt-4o-mni-typo", "--no-progress"])
     captured = capsys.readouterr()
     assert code == 2 and "gpt-4o-mni-typo" in captured.err and "LLM Provider NOT provided" in captured.err
     assert not (out / "config.json").exists()
@@ -268,11 +272,12 @@ def test_replay_from_takes_models_and_settings_from_the_source_run(tmp_path):
             "--turns", "2", "--oracle-n", "3", "--no-progress", "--no-plots"]
     assert main(["run", "--out", str(source), *args]) == 0
     replay = tmp_path / "replay"
-    assert main(["run", "--out", str(replay), "--replay-from", str(source), "--no-progress", "--no-plots"]) == 0
+    assert main(["run", "--out", str(replay), "--replay-from", str(source), "--no-progress"]) == 0
     config = json.loads((replay / "config.json").read_text())
     assert config["builder_model"] == "scripted/team" and config["turns"] == 2 and config["oracle_n"] == 3
     assert config["replay_only"] is True
     moves = [[t["move"] for t in g.turns] for g in read_games(replay / "run_1" / "log.jsonl").values()]
-    assert moves == [[t["move"] for t in g.turns] for g in read_games(source / "run_1" / "log.jsonl").values()]
-    changed = ["run", "--out", str(tmp_path / "r2"), "--replay-from", str(source), "--turns", "5", "--no-plots"]
+    played = read_games(source / "run_1" / "log.jsonl").values()
+    assert moves == [[t["move"] for t in g.turns] for g in played]
+    changed = ["run", "--out", str(tmp_path / "r2"), "--replay-from", str(source), "--turns", "5"]
     assert main(changed) == 1  # a setting the source did not play: its calls are misses, not new calls

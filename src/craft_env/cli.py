@@ -14,6 +14,7 @@ import argparse
 import logging
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--max-cost", type=float, metavar="USD",
-        help="start no new model call once the run's litellm cost reaches USD (games in flight error; resumable)",
+        help="start no new model call once the run's litellm cost reaches USD "
+        "(games in flight error; resumable)",
     )
     run.add_argument(
         "--log-prompts", action="store_true", help="store the messages sent with each call in cache.jsonl"
@@ -227,9 +229,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = terminal_console()
     started = time.perf_counter()
     try:
-        summaries = run_benchmark(
-            settings, resume=args.resume, progress=not args.no_progress, console=console
-        )
+        with warnings.catch_warnings():
+            # An interrupt abandons calls in flight; their never-awaited coroutines are no news.
+            warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+            summaries = run_benchmark(
+                settings, resume=args.resume, progress=not args.no_progress, console=console
+            )
     except KeyboardInterrupt:
         from craft_env.eval.runner import interrupted_note
 

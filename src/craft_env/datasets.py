@@ -36,7 +36,8 @@ def load_structures(path: str | os.PathLike) -> list[Structure]:
     except UnicodeDecodeError as error:
         raise ValueError(f"{name}: not UTF-8 text (byte {error.start})") from None
     except json.JSONDecodeError as error:
-        raise ValueError(f"{name}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})") from None
+        where = f"line {error.lineno}, column {error.colno}"
+        raise ValueError(f"{name}: not valid JSON ({error.msg} at {where})") from None
     except RecursionError:
         raise ValueError(f"{name}: JSON nested too deeply to be a structure file") from None
     except OSError as error:

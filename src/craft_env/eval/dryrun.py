@@ -59,7 +59,8 @@ def first_turn_prompts(settings: RunSettings) -> dict[str, list[dict[str, Any]]]
     )
     for _ in range(3):
         env.step("Nothing to add from me.")
-    builder = builder_messages(env.observe("builder")["text"], structure.n, structure.height, bool(settings.oracle_n))
+    text = env.observe("builder")["text"]
+    builder = builder_messages(text, structure.n, structure.height, bool(settings.oracle_n))
     env.close()
     return {"director": director, "builder": builder}
 

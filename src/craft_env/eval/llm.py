@@ -261,7 +261,13 @@ class ModelClient:
         )
 
     def _finish(
-        self, litellm: Any, key: str, response: Any, latency: float, attempts: int, messages: list[dict[str, Any]]
+        self,
+        litellm: Any,
+        key: str,
+        response: Any,
+        latency: float,
+        attempts: int,
+        messages: list[dict[str, Any]],
     ) -> Completion:
         prompt_tokens, completion_tokens = _usage(response)
         completion = Completion(

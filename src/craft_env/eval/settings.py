@@ -122,9 +122,8 @@ class RunSettings:
             _positive_int("max_tokens", self.max_tokens)
         if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
             raise ValueError(f"timeout: expected a positive number of seconds, got {self.timeout!r}")
-        if self.max_cost is not None and (
-            isinstance(self.max_cost, bool) or not isinstance(self.max_cost, (int, float)) or not self.max_cost >= 0
-        ):
+        cost = self.max_cost
+        if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0):
             raise ValueError(f"max_cost: expected a number of US dollars >= 0, got {self.max_cost!r}")
         if self.dataset is not None:
             if not Path(self.dataset).is_file():
