@@ -20,6 +20,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from collections import deque
 from itertools import islice
 from dataclasses import dataclass
@@ -318,7 +319,9 @@ def _json_objects(text: str):
             value = json.loads(chunk)
         except Exception:  # noqa: BLE001 - any failure just means "not JSON"
             try:
-                value = ast.literal_eval(chunk)
+                with warnings.catch_warnings():  # "1e999x" would print a SyntaxWarning per reply
+                    warnings.simplefilter("ignore")
+                    value = ast.literal_eval(chunk)
             except Exception:  # noqa: BLE001
                 value = None
         if isinstance(value, dict):
