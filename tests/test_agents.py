@@ -295,7 +295,7 @@ def test_builder_action_reads_moves_questions_and_garbage():
 
 
 def test_llm_agents_use_the_client_and_count_usage():
-    from craft_env.agents.llm import LLMBuilder, LLMDirector, context_for
+    from craft_env.agents.llm import LLMBuilder, LLMDirector
 
     class Fake:
         model = "fake/model"
@@ -304,8 +304,8 @@ def test_llm_agents_use_the_client_and_count_usage():
             self.reply = reply
             self.seen = None
 
-        async def acomplete(self, messages):
-            self.seen = context_for(messages)
+        async def acomplete(self, messages, context=None):
+            self.seen = context
 
             class Completion:
                 text = self.reply
@@ -320,7 +320,6 @@ def test_llm_agents_use_the_client_and_count_usage():
     assert (reply.think, reply.message, reply.reason) == ("t", "m", None)
     assert reply.usage == Usage(1, 10, 5, 0.25, 0.5)
     assert client.seen is not None and client.seen.agent == agent
-    assert context_for([{"role": "user", "content": "nobody"}]) is None
     builder = asyncio.run(
         LLMBuilder(Fake("MOVE: pass")).act(_context(env, "builder", env.unwrapped.candidates))
     )

@@ -13,7 +13,7 @@ import pytest
 
 from craft_env import Move, Structure
 from craft_env.eval.logs import read_games
-from craft_env.eval.provider import scripted_reply
+from craft_env.eval.provider import request_context, scripted_reply
 from craft_env.eval.report import load_results, write_report
 from craft_env.eval.runner import run_benchmark
 from craft_env.eval.settings import RunSettings
@@ -59,22 +59,22 @@ class ScriptedWithFaults:
                 self.always = always
                 self.calls = 0
 
-            def _answer(self, model, messages):
+            def _answer(self, model, messages, kwargs):
                 self.calls += 1
                 if self.always is not None:
                     raise self.always()
                 if self.errors:
                     raise self.errors.pop(0)()
-                text = scripted_reply(model, messages)
+                text = scripted_reply(model, messages, request_context(kwargs))
                 return litellm.ModelResponse(
                     model=model, choices=[{"message": {"role": "assistant", "content": text}}]
                 )
 
             def completion(self, model, messages, *args, **kwargs):
-                return self._answer(model, messages)
+                return self._answer(model, messages, kwargs)
 
             async def acompletion(self, model, messages, *args, **kwargs):
-                return self._answer(model, messages)
+                return self._answer(model, messages, kwargs)
 
         return Handler()
 
@@ -271,8 +271,8 @@ def test_a_recorded_run_replays_offline_bit_for_bit(tmp_path):
 
 @pytest.mark.parametrize(
     "reply",
-    ["I think we should build something nice together.", "}{ %%% \x00 ### ;; lorem ipsum", "", "z" * 60000],
-    ids=["no-tags", "garbage", "empty", "huge"],
+    ["I think we should build something nice together.", "}{ %%% \x00 ### ;; lorem ipsum", "z" * 60000],
+    ids=["no-tags", "garbage", "huge"],
 )
 def test_malformed_model_replies_are_failed_turns_with_reasons(tmp_path, reply):
     out = tmp_path / "mock"
@@ -387,7 +387,7 @@ def test_the_api_key_reaches_no_file(tmp_path, monkeypatch):
             super().__init__()
             self.builder_calls = 0
 
-        def _answer(self, model, messages):
+        def _answer(self, model, messages, kwargs):
             if "builder" in messages[0]["content"].split(".")[0]:
                 self.builder_calls += 1
                 if self.builder_calls > 2:
@@ -396,16 +396,17 @@ def test_the_api_key_reaches_no_file(tmp_path, monkeypatch):
                         llm_provider="leaky",
                         model="m",
                     )
-            text = scripted_reply(model, messages).replace("</message>", f" (key {SECRET})</message>")
+            text = scripted_reply(model, messages, request_context(kwargs))
+            text = text.replace("</message>", f" (key {SECRET})</message>")
             return litellm.ModelResponse(
                 model=model, choices=[{"message": {"role": "assistant", "content": text}}]
             )
 
         def completion(self, model, messages, *args, **kwargs):
-            return self._answer(model, messages)
+            return self._answer(model, messages, kwargs)
 
         async def acompletion(self, model, messages, *args, **kwargs):
-            return self._answer(model, messages)
+            return self._answer(model, messages, kwargs)
 
     install("leaky", Leaky())
     out = tmp_path / "secret"

@@ -19,6 +19,7 @@ import argparse
 import logging
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,18 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG, description="CRAFT: the multi-director block-building benchmark."
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log games (-v) and turns (-vv)")
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    verbose = argparse.ArgumentParser(add_help=False)
+    verbose.add_argument(
+        "-v", "--verbose", dest="sub_verbose", action="count", default=0, help=argparse.SUPPRESS
+    )
     commands = parser.add_subparsers(dest="command", required=True)
+    add_parser = commands.add_parser
+
+    def with_verbose(name: str, **options: Any) -> argparse.ArgumentParser:
+        return add_parser(name, parents=[verbose, *options.pop("parents", [])], **options)
+
+    commands.add_parser = with_verbose  # every subcommand accepts -v after its name too
 
     run = commands.add_parser("run", help="play the benchmark and print Table 1")
     run.add_argument(
@@ -102,6 +114,17 @@ def _parser() -> argparse.ArgumentParser:
         "--replay-from",
         metavar="DIR",
         help="re-run offline from the model calls recorded in DIR (a miss is an error, not a call)",
+    )
+    run.add_argument(
+        "--max-cost", type=float, metavar="USD",
+        help="start no new model call once the run's litellm cost reaches USD "
+        "(games in flight error; resumable)",
+    )
+    run.add_argument(
+        "--log-prompts", action="store_true", help="store the messages sent with each call in cache.jsonl"
+    )
+    run.add_argument(
+        "--dry-run", action="store_true", help="print games, calls, tokens and cost estimates; play nothing"
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -156,13 +179,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    from craft_env import __version__
+
+    return __version__
+
+
 class UsageError(ValueError):
     """A bad command line; printed as one line."""
 
 
 def _settings(args: argparse.Namespace) -> Any:
     from craft_env.eval.runner import load_settings
-    from craft_env.eval.settings import RunSettings
+    from craft_env.eval.settings import RESULT_FIELDS, RunSettings
 
     given = {field: getattr(args, field) for field in _RESUMABLE if getattr(args, field) is not None}
     common = {
@@ -170,40 +199,63 @@ def _settings(args: argparse.Namespace) -> Any:
         "concurrency": args.concurrency,
         "timeout": args.timeout,
         "num_retries": args.num_retries,
+        "max_cost": args.max_cost,
+        "log_prompts": args.log_prompts,
     }
     if args.resume:
         if not args.out:
             raise UsageError("--resume needs --out DIR, the run to finish")
         saved = load_settings(args.out)
-        for field, value in given.items():
-            wanted = getattr(RunSettings(out=args.out, **{field: value}), field)
-            if wanted != getattr(saved, field):
-                raise UsageError(
-                    f"--{_RESUMABLE[field]}: {value!r} differs from the run being resumed "
-                    f"({getattr(saved, field)!r}); drop it or start a new --out"
-                )
+        _agree(given, saved, "the run being resumed", "drop it or start a new --out")
         for key, value in common.items():
             setattr(saved, key, value)
         saved.__post_init__()
         return saved
     out = args.out or str(Path("runs") / time.strftime("%Y%m%d-%H%M%S"))
+    if args.replay_from:
+        # A replay plays what the source run played: its models and every result-changing setting,
+        # unless a flag says otherwise (then the calls it needs are misses, and its games error).
+        source = load_settings(args.replay_from)
+        values = {field: getattr(source, field) for field in RESULT_FIELDS}
+        return RunSettings(out=out, **{**values, **given}, **common, replay_only=True)
     values = {**_DEFAULTS, **given}
-    return RunSettings(out=out, **values, **common, replay_only=bool(args.replay_from))
+    return RunSettings(out=out, **values, **common)
 
 
-def _check_keys(settings: Any) -> None:
+def _agree(given: dict[str, Any], saved: Any, what: str, advice: str) -> None:
+    """Refuse a result-changing option that differs from the saved run's."""
+    from craft_env.eval.settings import RunSettings
+
+    for field, value in given.items():
+        wanted = getattr(RunSettings(out=saved.out, **{field: value}), field)
+        if wanted != getattr(saved, field):
+            raise UsageError(
+                f"--{_RESUMABLE[field]}: {value!r} differs from {what} ({getattr(saved, field)!r}); {advice}"
+            )
+
+
+def _check_models(settings: Any) -> None:
+    """Every model string names a provider litellm knows and has its key, before any game starts."""
     from craft_env.eval.settings import is_model
 
     models = {settings.director_model, settings.builder_model}
     for model in sorted(m for m in models if is_model(m)):
-        from craft_env.eval.llm import missing_environment
+        from craft_env.eval.llm import check_model
 
-        missing = missing_environment(model, settings.api_base)
-        if missing:
-            raise UsageError(
-                f"model {model!r} needs {' and '.join(missing)} set in the environment "
-                "(or --api-base for a server that needs no key)"
-            )
+        try:
+            check_model(model, settings.api_base)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+
+
+def _print_errors(summaries: list[dict[str, Any]], limit: int = 5) -> None:
+    """The cause of each errored game, on the terminal (the first few; all are in summary.json)."""
+    errors = [(s["run"], e) for s in summaries for e in s.get("errors", [])]
+    for run, error in errors[:limit]:
+        cause = error.get("error") or "unfinished"
+        print(f"  run {run} {error.get('structure_id')}: {cause}", file=sys.stderr)
+    if len(errors) > limit:
+        print(f"  ... and {len(errors) - limit} more (see summary.json)", file=sys.stderr)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -211,6 +263,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from craft_env.eval.runner import run_benchmark, seed_cache
 
     settings = _settings(args)
+    if args.dry_run:
+        from craft_env.eval.dryrun import describe, estimate
+
+        print(describe(estimate(settings)))
+        return 0
     if args.replay_from:
         if args.resume:
             raise UsageError("--replay-from starts a new run; it cannot be combined with --resume")
@@ -218,10 +275,21 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError(f"--out: {settings.out!r} already holds a run; replay into a new directory")
         seed_cache(settings.out, args.replay_from)
     else:
-        _check_keys(settings)
+        _check_models(settings)
     console = terminal_console()
     started = time.perf_counter()
-    summaries = run_benchmark(settings, resume=args.resume, progress=not args.no_progress, console=console)
+    try:
+        with warnings.catch_warnings():
+            # An interrupt abandons calls in flight; their never-awaited coroutines are no news.
+            warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+            summaries = run_benchmark(
+                settings, resume=args.resume, progress=not args.no_progress, console=console
+            )
+    except KeyboardInterrupt:
+        from craft_env.eval.runner import interrupted_note
+
+        print(f"{PROG}: {interrupted_note(settings.out)}", file=sys.stderr)
+        return 130
     elapsed = time.perf_counter() - started
     results, target = write_report([settings.out], plots=not args.no_plots)
     print_tables(results, console)
@@ -229,6 +297,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"Logs and report in {target} ({elapsed:.1f} s).")
     if errored:
         print(f"{errored} game(s) errored; run again with --resume --out {settings.out} to finish them.")
+        _print_errors(summaries)
         return 1
     return 0
 
@@ -326,8 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``craft-env`` console script."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    if args.verbose:
-        logging.getLogger("craft_env").setLevel(logging.DEBUG if args.verbose > 1 else logging.INFO)
+    verbose = args.verbose + getattr(args, "sub_verbose", 0)
+    if verbose:
+        logging.getLogger("craft_env").setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
     try:
         return COMMANDS[args.command](args)
     except (UsageError, ValueError) as error:

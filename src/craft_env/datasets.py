@@ -31,16 +31,37 @@ EVAL_TIER_COUNTS = {"simple": 7, "medium": 8, "complex": 5}
 
 
 def load_structures(path: str | os.PathLike) -> list[Structure]:
-    """Read a JSON list of paper-format entries (a single entry is accepted too)."""
-    with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
+    """Read a JSON list of paper-format entries (a single entry is accepted too).
+
+    Every error names the file: unreadable bytes, bad JSON (with its line),
+    nesting too deep to read, no entries, an empty target, or an entry that
+    is not a structure (with its index).
+    """
+    name = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{name}: not UTF-8 text (byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno}, column {error.colno}"
+        raise ValueError(f"{name}: not valid JSON ({error.msg} at {where})") from None
+    except RecursionError:
+        raise ValueError(f"{name}: JSON nested too deeply to be a structure file") from None
+    except OSError as error:
+        raise ValueError(f"{name}: cannot read ({error.strerror or error})") from None
     entries = data if isinstance(data, list) else [data]
+    if not entries:
+        raise ValueError(f"{name}: holds no structures (an empty list)")
     structures = []
     for index, entry in enumerate(entries):
         try:
-            structures.append(Structure.from_dict(entry))
-        except ValueError as error:
-            raise ValueError(f"{os.fspath(path)} entry {index}: {error}") from None
+            structure = Structure.from_dict(entry)
+        except (ValueError, RecursionError) as error:
+            raise ValueError(f"{name} entry {index}: {error}") from None
+        if not structure.array.any():
+            raise ValueError(f"{name} entry {index}: structure: the target is empty (no blocks to build)")
+        structures.append(structure)
     return structures
 
 

@@ -17,18 +17,20 @@ the model meant, layer claim included), a question as ``QUESTION: ...``,
 and an unreadable reply is sent as raw text so that the environment fails
 the turn with the parse error as its reason.
 
-While a call is in flight its ``AgentContext`` is registered under the
-hash of its messages; the ``scripted/`` litellm provider looks it up to
-answer through the scripted agents, which keeps the whole model path
-testable offline.
+Each call carries the agent's ``AgentContext`` with the request
+(``acomplete(messages, context=...)``; the model client hands it to
+litellm as request metadata, never to the cache key), so the
+``scripted/`` litellm provider can answer through the scripted agents,
+which keeps the whole model path testable offline.
 """
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 import hashlib
 import json
 import re
-from contextlib import contextmanager
 from typing import Any, Protocol
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
@@ -38,11 +40,12 @@ from craft_env.core.protocol import get_protocol
 MAX_MESSAGE_CHARS = 1200
 MAX_ENV_TEXT_CHARS = 4000
 MAX_RAW_CHARS = 20000
+#: Replies at least this long are read in a worker thread, off the event loop.
+PARSE_OFF_LOOP_CHARS = 20000
 
-_THINK = re.compile(
-    r"<\s*think(?:ing)?\s*>(.*?)(?:<\s*/\s*think(?:ing)?\s*>|(?=<\s*message\s*>)|\Z)",
-    re.IGNORECASE | re.DOTALL,
-)
+_THINK_OPEN = re.compile(r"<\s*think(?:ing)?\s*>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"<\s*/\s*think(?:ing)?\s*>", re.IGNORECASE)
+_MESSAGE_OPEN = re.compile(r"<\s*message\s*>", re.IGNORECASE)
 _MESSAGE = re.compile(r"<\s*message\s*>(.*?)(?:<\s*/\s*message\s*>|\Z)", re.IGNORECASE | re.DOTALL)
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
 _STRAY_TAG = re.compile(r"<\s*/?\s*(?:think(?:ing)?|message)\s*>", re.IGNORECASE)
@@ -59,38 +62,15 @@ class CompletionLike(Protocol):
 class ChatClient(Protocol):
     model: str
 
-    async def acomplete(self, messages: list[dict[str, Any]]) -> CompletionLike: ...
-
-
-# ------------------------------------------------------------ context registry
-
-_IN_FLIGHT: dict[str, list[AgentContext]] = {}
+    async def acomplete(
+        self, messages: list[dict[str, Any]], context: AgentContext | None = None
+    ) -> CompletionLike: ...
 
 
 def messages_key(messages: list[dict[str, Any]]) -> str:
     """A hash of the roles and contents of a chat (what a provider receives)."""
     blob = json.dumps([[m.get("role"), m.get("content")] for m in messages], ensure_ascii=True)
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def context_for(messages: list[dict[str, Any]]) -> AgentContext | None:
-    """The context of the agent whose in-flight call sent ``messages`` (for the ``scripted/`` provider)."""
-    waiting = _IN_FLIGHT.get(messages_key(messages))
-    return waiting[-1] if waiting else None
-
-
-@contextmanager
-def _registered(messages: list[dict[str, Any]], context: AgentContext):
-    """Register ``context`` for the call's duration (identical concurrent chats each keep theirs)."""
-    key = messages_key(messages)
-    _IN_FLIGHT.setdefault(key, []).append(context)
-    try:
-        yield
-    finally:
-        waiting = [c for c in _IN_FLIGHT[key] if c is not context]
-        _IN_FLIGHT[key] = waiting
-        if not waiting:
-            del _IN_FLIGHT[key]
 
 
 def _usage(completion: CompletionLike) -> Usage:
@@ -113,22 +93,70 @@ def clip(text: str, limit: int) -> str:
 # ------------------------------------------------------------- reply reading
 
 
+def split_think(text: str) -> tuple[str, str]:
+    """``(private, public)``: the reply's ``<think>`` blocks, and everything else.
+
+    A block runs from ``<think>`` to its ``</think>``, whatever it holds
+    (a drafted ``<message>`` stays private); an unclosed block runs to the
+    next ``<message>`` tag or the end. A ``</think>`` with no opening tag
+    before it (chat templates that open the block themselves) makes all
+    text before it private. One pass over the tag positions: linear.
+    """
+    closes = [m.span() for m in _THINK_CLOSE.finditer(text)]
+    messages = [m.start() for m in _MESSAGE_OPEN.finditer(text)]
+    private: list[str] = []
+    public: list[str] = []
+    pos = 0
+    first_open = _THINK_OPEN.search(text)
+    if closes and (first_open is None or closes[0][0] < first_open.start()):
+        private.append(text[: closes[0][0]])
+        pos = closes[0][1]
+    while pos <= len(text):
+        opening = _THINK_OPEN.search(text, pos)
+        if opening is None:
+            public.append(text[pos:])
+            break
+        public.append(text[pos: opening.start()])
+        close = next_at_or_after(closes, opening.end())
+        if close is not None:
+            private.append(text[opening.end(): close[0]])
+            pos = close[1]
+            continue
+        message = next_at_or_after([(m, m) for m in messages], opening.end())
+        end = message[0] if message is not None else len(text)
+        private.append(text[opening.end(): end])
+        public.append(text[end:])
+        break
+    think = "\n".join(part.strip() for part in private if part.strip())
+    return think, "".join(public)
+
+
+def next_at_or_after(spans: list[tuple[int, int]], position: int) -> tuple[int, int] | None:
+    """The first span in sorted ``spans`` starting at or after ``position``."""
+    index = bisect.bisect_left(spans, (position, -1))
+    return spans[index] if index < len(spans) else None
+
+
+async def _read(parse, text: str, *args: Any):
+    """``parse(text, *args)``, in a worker thread when ``text`` is long enough to stall other games."""
+    if isinstance(text, str) and len(text) >= PARSE_OFF_LOOP_CHARS:
+        return await asyncio.to_thread(parse, text, *args)
+    return parse(text, *args)
+
+
 def parse_director_reply(text: str) -> tuple[str, str, str | None]:
     """``(think, message, reason)`` from a director's reply; ``reason`` is ``None`` when well formed."""
     if not isinstance(text, str) or not text.strip():
         return "", "", "empty reply"
-    body = _FENCE.sub("", text)
-    think_match = _THINK.search(body)
-    think = think_match.group(1).strip() if think_match else ""
-    message_match = _MESSAGE.search(body)
+    think, public = split_think(_FENCE.sub("", text))
+    message_match = _MESSAGE.search(public)
     reason = None
     if message_match:
-        message = message_match.group(1).strip()
+        message = _STRAY_TAG.sub(" ", message_match.group(1)).strip()
         if not message:
             reason = "empty <message> tag"
     else:
-        outside = _THINK.sub(" ", body) if think_match else body
-        message = _STRAY_TAG.sub(" ", outside).strip()
+        message = _STRAY_TAG.sub(" ", public).strip()
         reason = (
             "no <message> tag; used the reply outside <think> as the message"
             if message
@@ -151,16 +179,14 @@ def builder_action(
     """
     from craft_env.text import ParseError, parse_builder_reply
 
-    think_match = _THINK.search(text or "")
-    think = think_match.group(1).strip() if think_match else ""
     if not isinstance(text, str) or not text.strip():
-        return "", (), think, "empty reply"
-    body = _THINK.sub(" ", text) if think_match else text
+        return "", (), "", "empty reply"
+    think, body = split_think(text)
     try:
         reply = parse_builder_reply(body, n, height, tolerant_span)
     except ParseError as error:
         return clip(body.strip(), MAX_ENV_TEXT_CHARS), (), think, error.reason
-    followed = (reply.followed,) if reply.followed else ()
+    followed = reply.followed_seats
     if reply.move is None or reply.move.action == "noop":
         question = " ".join((reply.question or "").split())
         return (
@@ -187,9 +213,8 @@ class LLMDirector:
         messages = director_messages(
             context.text, context.seat, archetype, context.n, context.height, context.protocol
         )
-        with _registered(messages, context):
-            completion = await self.client.acomplete(messages)
-        think, message, reason = parse_director_reply(completion.text)
+        completion = await self.client.acomplete(messages, context=context)
+        think, message, reason = await _read(parse_director_reply, completion.text)
         return DirectorReply(
             message=message,
             think=think,
@@ -215,11 +240,12 @@ class LLMBuilder:
 
             completion, usage = await tool_loop(self.client, messages, context)
         else:
-            with _registered(messages, context):
-                completion = await self.client.acomplete(messages)
+            completion = await self.client.acomplete(messages, context=context)
             usage = _usage(completion)
         tolerant = get_protocol(context.protocol).tolerant_span
-        action, followed, think, reason = builder_action(completion.text, context.n, context.height, tolerant)
+        action, followed, think, reason = await _read(
+            builder_action, completion.text, context.n, context.height, tolerant
+        )
         return BuilderReply(
             action=action,
             followed=followed,

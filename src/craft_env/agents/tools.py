@@ -128,7 +128,7 @@ async def tool_loop(client: Any, messages: list[dict[str, Any]], context: AgentC
     A batch of calls larger than what is left of the budget is dropped and
     the final answer is asked for without tools (as the paper does).
     """
-    from craft_env.agents.llm import _registered, _usage
+    from craft_env.agents.llm import _usage
 
     simulator: MoveSimulator = context.tool
     usage = Usage()
@@ -136,10 +136,11 @@ async def tool_loop(client: Any, messages: list[dict[str, Any]], context: AgentC
     while True:
         tools = [TOOL_SCHEMA] if simulator.remaining > 0 else None
         snapshot = list(chat)
-        with _registered(snapshot, context):
-            completion = await (
-                client.acomplete(snapshot, tools=tools) if tools else client.acomplete(snapshot)
-            )
+        completion = await (
+            client.acomplete(snapshot, tools=tools, context=context)
+            if tools
+            else client.acomplete(snapshot, context=context)
+        )
         usage += _usage(completion)
         calls = list(getattr(completion, "tool_calls", None) or ())
         if not calls or tools is None:

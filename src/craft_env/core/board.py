@@ -196,15 +196,19 @@ class Structure:
         stacks_in: dict = data["structure"]
         metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         cells_in = {}
+        keys_in = {}
         for key, stack in stacks_in.items():
             cell = parse_position(key, field="structure")
             if not isinstance(stack, list):
                 raise ValueError(f"structure: stack at {key!r} must be a list of block codes, got {stack!r}")
-            cells_in[cell] = stack
+            if cell in cells_in:
+                raise ValueError(f"structure: {keys_in[cell]!r} and {key!r} name the same cell")
+            cells_in[cell], keys_in[cell] = stack, key
         if n is None:
-            n = metadata.get("n") or max(DEFAULT_N, max((max(c) + 1 for c in cells_in), default=0))
+            n = metadata["n"] if metadata.get("n") is not None else None
+            n = max(DEFAULT_N, max((max(c) + 1 for c in cells_in), default=0)) if n is None else n
         if height is None:
-            height = metadata.get("height") or DEFAULT_HEIGHT
+            height = metadata["height"] if metadata.get("height") is not None else DEFAULT_HEIGHT
         check_size(n, height)
         board = np.zeros((n * n, height), np.int8)
         for cell, stack in cells_in.items():

@@ -108,4 +108,6 @@ def normalise_seed(seed: object, field: str = "seed") -> int:
     """Check a user seed and map it to a non-negative int63."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise ValueError(f"{field}: must be an int, got {seed!r}")
+    if not -(2**63) <= int(seed) < 2**63:
+        raise ValueError(f"{field}: must fit in 64 signed bits (|seed| < 2**63), got {seed!r}")
     return int(seed) & _MASK63

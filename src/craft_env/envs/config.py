@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from craft_env.core.board import Structure
 from craft_env.core.encoding import check_size
 from craft_env.core.game import REWARDS
@@ -45,6 +47,17 @@ class EnvConfig:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+#: The longest game the int32 turn counters of the kernels hold.
+MAX_TURNS = 2**31 - 1
+
+
+def _seat_number(value: object) -> int:
+    """A seat index written as a whole number (``2.7`` is no seat)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    raise ValueError(f"not a seat: {value!r}")
 
 
 def make_config(
@@ -88,8 +101,8 @@ def make_config(
             )
     if structure is not None:
         n, height = structure.n, structure.height
-    if not _is_int(max_turns) or max_turns < 1:
-        raise ValueError(f"max_turns: must be a positive int, got {max_turns!r}")
+    if not _is_int(max_turns) or not 1 <= max_turns <= MAX_TURNS:
+        raise ValueError(f"max_turns: must be an int in 1..{MAX_TURNS}, got {max_turns!r}")
     if oracle_n is not None and (not _is_int(oracle_n) or oracle_n < 1):
         raise ValueError(f"oracle_n: must be None or a positive int, got {oracle_n!r}")
     if start not in STARTS:
@@ -101,7 +114,7 @@ def make_config(
         order = (0, 1, 2)
     else:
         try:
-            order = tuple(SEATS.index(s) if isinstance(s, str) else int(s) for s in director_order)
+            order = tuple(SEATS.index(s) if isinstance(s, str) else _seat_number(s) for s in director_order)
         except (TypeError, ValueError):
             order = ()
         if sorted(order) != [0, 1, 2]:

@@ -336,6 +336,8 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
         return obs
 
     def step(self, action: Any) -> None:
+        if not self.agents and not getattr(self, "terminations", None):
+            raise RuntimeError("step: call reset() before the first step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

@@ -4,7 +4,9 @@ A director's text holds its seat and frame of reference, its own private
 target wall, the current board (or only the walls of it), and the public
 conversation. The builder's holds the conversation, the board and, in the
 oracle condition, its candidate moves. Nothing else: in particular no other
-director's target wall. Text is kept to printable ASCII so it always lies in
+director's target wall. A text longer than ``TEXT_MAX_LENGTH`` loses its
+oldest conversation entries first, never the rules, the board, the
+candidates or this turn's messages, and says so. Text is kept to printable ASCII so it always lies in
 the declared ``gymnasium.spaces.Text`` space.
 
 Under a protocol with ``directors_see_walls`` (the paper's prompts,
@@ -90,6 +92,46 @@ def game_protocol(game):
     return get_protocol(getattr(game.config, "protocol", "craft"))
 
 
+def _fitted(head: list[str], game, tail: list[str], title: str = "Conversation so far:", keep=None) -> str:
+    """``head``, the conversation, then ``tail``, in at most ``TEXT_MAX_LENGTH`` characters.
+
+    The rules, board, candidates and other fixed parts are kept whole; when
+    the whole would be too long, the oldest conversation entries go first
+    (this turn's messages are the newest, so they stay) and a note says how
+    many were left out. ``keep`` selects the entries shown (``conversation_text``).
+    """
+    head = [ascii_text(part) for part in head]
+    tail = [ascii_text(part) for part in tail]
+    conversation = ascii_text(f"{title}\n{conversation_text(game, keep)}")
+    whole = "\n\n".join([*head, conversation, *tail])
+    if len(whole) <= TEXT_MAX_LENGTH:
+        return whole
+    rendered = [
+        ascii_text(text)
+        for text, entry in zip(game.text_cache.get(("conversation",), []), game.conversation)
+        if keep is None or keep(entry)
+    ]
+    fixed = sum(len(part) + 2 for part in head + tail) + len(title) + 1
+    note_room = 120
+    budget = max(0, TEXT_MAX_LENGTH - fixed - note_room)
+    kept: list[str] = []
+    used = 0
+    for entry in reversed(rendered):
+        if used + len(entry) + 1 > budget:
+            if not kept:  # even the newest entry is too long: keep its start
+                kept.append(entry[: max(0, budget - 1)])
+            break
+        kept.append(entry)
+        used += len(entry) + 1
+    dropped = len(rendered) - len(kept)
+    note = (
+        f"[{dropped} earlier conversation entries left out to keep this text under "
+        f"{TEXT_MAX_LENGTH} characters]"
+    )
+    conversation = "\n".join([title, note, *reversed(kept)])
+    return "\n\n".join([*head, conversation, *tail])[:TEXT_MAX_LENGTH]
+
+
 def board_text(game, walls_only: bool) -> str:
     """The current board in words (or its three walls), cached until the board changes."""
     key = ("board", walls_only)
@@ -123,24 +165,22 @@ def director_text(game, seat: int) -> str:
         director_frame_description(name, game.n, game.height),
         f"Your private target view (your wall of the target; only you see it):\n{game.text_cache[view_key]}",
         f"Current board:\n{board_text(game, walls)}",
-        f"Conversation {'before this turn' if frozen else 'so far'}:\n{conversation_text(game, keep)}",
     ]
-    return ascii_text("\n\n".join(parts))
+    title = f"Conversation {'before this turn' if frozen else 'so far'}:"
+    return _fitted(parts, game, [], title, keep)
 
 
 def builder_text(game) -> str:
     turn = game.turn + 1
-    if game_protocol(game).directors_see_walls:
-        heard = "This turn's messages"
-        conversation = conversation_text(game, lambda e: e["turn"] == turn and e["speaker"] != "builder")
-    else:
-        heard, conversation = "Conversation so far", conversation_text(game)
+    this_turn_only = game_protocol(game).directors_see_walls
+    title = "This turn's messages:" if this_turn_only else "Conversation so far:"
+    keep = (lambda entry: entry["turn"] == turn and entry["speaker"] != "builder") if this_turn_only else None
     parts = [
         f"You are the builder. Turn {turn} of {game.config.max_turns}.",
         f"Current board:\n{board_text(game, False)}",
-        f"{heard}:\n{conversation}",
     ]
     candidates = game.candidate_moves()
+    tail = []
     if candidates is not None:
-        parts.append(f"Candidate moves (choose one, or ask a question):\n{describe_candidates(candidates)}")
-    return ascii_text("\n\n".join(parts))
+        tail.append(f"Candidate moves (choose one, or ask a question):\n{describe_candidates(candidates)}")
+    return _fitted(parts, game, tail, title, keep)

@@ -33,7 +33,8 @@ class ReplayCache:
     """An append-only JSONL file of call records, loaded into memory at open.
 
     A record holds ``key``, ``model``, ``text``, ``prompt_tokens``,
-    ``completion_tokens``, ``cost`` and ``latency``.
+    ``completion_tokens``, ``cost`` and ``latency``, and with
+    ``--log-prompts`` the ``messages`` sent (redacted).
     """
 
     def __init__(self, path: str | os.PathLike, redactor: Redactor | None = None) -> None:
@@ -48,6 +49,10 @@ class ReplayCache:
 
     def __contains__(self, key: str) -> bool:
         return key in self._records
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every record, in the order first written."""
+        return list(self._records.values())
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self._records.get(key)

@@ -30,13 +30,13 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return
-    with path.open("r", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 log.warning("%s:%d: skipping a torn or invalid line", path, number)
                 continue
             if isinstance(record, dict):

@@ -4,7 +4,8 @@
 returns a ``Completion`` with the reply text, token counts, cost and
 latency. This client owns retrying: litellm is called with
 ``num_retries=0`` and every attempt is bounded by ``timeout``; rate limits
-(429), server errors (5xx), timeouts and connection errors are retried up
+(429), server errors (5xx), timeouts, connection errors and empty replies
+(no content: a model fault, never cached) are retried up
 to ``num_retries`` times with exponential backoff (the sleep function is
 injectable so tests never wait). Anything else, or a retryable error that
 outlives its retries, raises ``ModelCallError``: the game is then marked
@@ -32,6 +33,8 @@ from craft_env.eval.redact import Redactor
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+#: Key of the calling agent's context in the litellm request metadata (read by ``provider``).
+CONTEXT_KEY = "craft_env_context"
 
 
 class ModelCallError(RuntimeError):
@@ -43,6 +46,10 @@ class ModelCallError(RuntimeError):
         self.attempts = attempts
         self.error_type = error_type
         self.retryable = retryable
+
+
+class EmptyReply(RuntimeError):
+    """The backend answered, but with no content (``""``, ``null`` or no choices): a model fault, retried."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,7 @@ def is_retryable(error: BaseException) -> bool:
         return True
     names = {cls.__name__ for cls in type(error).__mro__}
     if names & {
+        "EmptyReply",
         "RateLimitError",
         "Timeout",
         "APITimeoutError",
@@ -133,6 +141,19 @@ def _tool_calls(response: Any) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
+def _check_content(response: Any) -> None:
+    """Raise ``EmptyReply`` for a response without content (no choices, or empty text and no tool calls)."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise EmptyReply("the model returned no choices")
+    message = getattr(choices[0], "message", None)
+    if getattr(message, "tool_calls", None):
+        return
+    content = getattr(message, "content", None)
+    if not isinstance(content, str) or not content.strip():
+        raise EmptyReply("the model returned " + ("null content" if content is None else "empty content"))
+
+
 def _cost(litellm: Any, response: Any) -> float:
     """The call's cost in USD; 0 for models litellm has no price for."""
     hidden = getattr(response, "_hidden_params", None) or {}
@@ -146,6 +167,31 @@ def _cost(litellm: Any, response: Any) -> float:
         return max(0.0, float(cost or 0.0))
     except (TypeError, ValueError):
         return 0.0
+
+
+@dataclass
+class Budget:
+    """A spending limit shared by a run's clients: no new call starts once ``spent`` reaches ``limit`` (USD).
+
+    Replies replayed from the cache cost nothing and are always allowed.
+    """
+
+    limit: float | None = None
+    spent: float = 0.0
+
+    def check(self, model: str) -> None:
+        if self.limit is not None and self.spent >= self.limit:
+            raise ModelCallError(
+                model,
+                f"the run's spending limit is reached (${self.spent:.4f} of ${self.limit:.4f}); "
+                "raise --max-cost and --resume to go on",
+                attempts=0,
+                error_type="BudgetExceeded",
+                retryable=False,
+            )
+
+    def add(self, cost: float) -> None:
+        self.spent += max(0.0, float(cost))
 
 
 @dataclass
@@ -173,6 +219,8 @@ class ModelClient:
     sync_sleep: Callable[[float], None] = time.sleep
     jitter: Callable[[], float] = random.random
     redactor: Redactor = field(default_factory=Redactor)
+    budget: Budget | None = None
+    log_prompts: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -188,19 +236,23 @@ class ModelClient:
         if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
             raise ValueError(f"timeout: expected a positive number of seconds, got {self.timeout!r}")
         self.redactor.add(self.api_key)
+        self.redactor.add_url(self.api_base)
 
     # ------------------------------------------------------------------ helpers
 
-    def key(self, messages: list[dict[str, Any]]) -> str:
-        return cache_key(self.model, messages, self.params)
+    def key(self, messages: list[dict[str, Any]], tools: list[dict] | None = None) -> str:
+        """The cache key of a request: model, messages, sampling parameters and the tools offered."""
+        return cache_key(self.model, messages, {**self.params, "tools": tools} if tools else self.params)
 
     def backoff(self, attempt: int) -> float:
         """Seconds to wait after failed attempt ``attempt`` (0-based): exponential, capped, jittered."""
         delay = min(self.backoff_max, self.backoff_base * (2**attempt))
         return delay * (0.5 + 0.5 * self.jitter())
 
-    def _kwargs(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    def _kwargs(self, messages: list[dict[str, Any]], context: Any = None) -> dict[str, Any]:
         kwargs = {"model": self.model, "messages": messages, "timeout": self.timeout, "num_retries": 0}
+        if context is not None:
+            kwargs["metadata"] = {CONTEXT_KEY: context}
         kwargs.update(self.params)
         kwargs.update(self.extra)
         if self.api_base:
@@ -211,6 +263,8 @@ class ModelClient:
 
     def _replayed(self, key: str) -> Completion | None:
         record = self.cache.get(key) if self.cache is not None else None
+        if record is not None and not str(record.get("text") or "").strip() and not record.get("tool_calls"):
+            record = None  # an empty answer recorded by an older version is a fault, not a reply
         if record is None:
             if self.replay_only:
                 raise ModelCallError(
@@ -231,7 +285,15 @@ class ModelClient:
             tool_calls=tuple(record.get("tool_calls") or ()),
         )
 
-    def _finish(self, litellm: Any, key: str, response: Any, latency: float, attempts: int) -> Completion:
+    def _finish(
+        self,
+        litellm: Any,
+        key: str,
+        response: Any,
+        latency: float,
+        attempts: int,
+        messages: list[dict[str, Any]],
+    ) -> Completion:
         prompt_tokens, completion_tokens = _usage(response)
         completion = Completion(
             text=_text(response),
@@ -242,19 +304,23 @@ class ModelClient:
             attempts=attempts,
             tool_calls=_tool_calls(response),
         )
+        if self.budget is not None:
+            self.budget.add(completion.cost)
         if self.cache is not None:
-            self.cache.put(
-                {
-                    "key": key,
-                    "model": self.model,
-                    "text": completion.text,
-                    "prompt_tokens": completion.prompt_tokens,
-                    "completion_tokens": completion.completion_tokens,
-                    "cost": completion.cost,
-                    "latency": completion.latency,
-                    **({"tool_calls": list(completion.tool_calls)} if completion.tool_calls else {}),
-                }
-            )
+            record = {
+                "key": key,
+                "model": self.model,
+                "text": completion.text,
+                "prompt_tokens": completion.prompt_tokens,
+                "completion_tokens": completion.completion_tokens,
+                "cost": completion.cost,
+                "latency": completion.latency,
+            }
+            if completion.tool_calls:
+                record["tool_calls"] = list(completion.tool_calls)
+            if self.log_prompts:  # what the model saw, redacted by the cache's writer
+                record["messages"] = [{"role": m.get("role"), "content": m.get("content")} for m in messages]
+            self.cache.put(record)
         return completion
 
     def _failure(self, error: BaseException, attempts: int) -> ModelCallError:
@@ -282,44 +348,58 @@ class ModelClient:
 
     # --------------------------------------------------------------------- calls
 
-    async def acomplete(self, messages: list[dict[str, Any]], tools: list[dict] | None = None) -> Completion:
-        """One reply, through the cache, retrying transient failures (``tools``: function calling)."""
-        keyed = {**self.params, "tools": tools} if tools else self.params
-        key = cache_key(self.model, messages, keyed)
+    async def acomplete(
+        self, messages: list[dict[str, Any]], tools: list[dict] | None = None, context: Any = None
+    ) -> Completion:
+        """One reply, through the cache, retrying transient failures (``tools``: function calling).
+
+        ``context`` (the calling agent's ``AgentContext``) travels with the
+        request as litellm metadata, for providers that answer as an agent
+        (``provider``); it is not part of the cache key.
+        """
+        key = self.key(messages, tools)
         replayed = self._replayed(key)
         if replayed is not None:
             return replayed
+        if self.budget is not None:
+            self.budget.check(self.model)
         litellm = import_litellm()
         for attempt in range(self.num_retries + 1):
             start = time.perf_counter()
             try:
-                kwargs = self._kwargs(messages) | ({"tools": tools, "tool_choice": "auto"} if tools else {})
+                kwargs = self._kwargs(messages, context)
+                if tools:
+                    kwargs |= {"tools": tools, "tool_choice": "auto"}
                 response = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=self.timeout + 5.0)
+                _check_content(response)
             except Exception as error:
                 if not self._should_retry(error, attempt):
                     raise self._failure(error, attempt + 1) from None
                 await self.sleep(self.backoff(attempt))
                 continue
-            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1)
+            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1, messages)
         raise AssertionError("unreachable")
 
-    def complete(self, messages: list[dict[str, Any]]) -> Completion:
+    def complete(self, messages: list[dict[str, Any]], context: Any = None) -> Completion:
         """Blocking ``acomplete`` through ``litellm.completion``."""
         key = self.key(messages)
         replayed = self._replayed(key)
         if replayed is not None:
             return replayed
+        if self.budget is not None:
+            self.budget.check(self.model)
         litellm = import_litellm()
         for attempt in range(self.num_retries + 1):
             start = time.perf_counter()
             try:
-                response = litellm.completion(**self._kwargs(messages))
+                response = litellm.completion(**self._kwargs(messages, context))
+                _check_content(response)
             except Exception as error:
                 if not self._should_retry(error, attempt):
                     raise self._failure(error, attempt + 1) from None
                 self.sync_sleep(self.backoff(attempt))
                 continue
-            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1)
+            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1, messages)
         raise AssertionError("unreachable")
 
 
@@ -338,3 +418,31 @@ def missing_environment(model: str, api_base: str | None = None) -> list[str]:
         return []
     missing = status.get("missing_keys") or []
     return [name for name in missing if any(word in name for word in ("KEY", "TOKEN", "SECRET"))]
+
+
+def check_model(model: str, api_base: str | None = None) -> None:
+    """Raise ``ValueError`` with the cause when litellm cannot call ``model`` (before any game starts).
+
+    The provider must be one litellm knows (or a registered custom one, such
+    as ``scripted/``), and its API key must be set unless ``api_base`` points
+    at a server of one's own.
+    """
+    litellm = import_litellm()
+    prefix = model.split("/", 1)[0]
+    custom = {item.get("provider") for item in litellm.custom_provider_map}
+    if prefix not in custom:
+        try:
+            litellm.get_llm_provider(model=model, api_base=api_base)
+        except Exception as error:  # litellm raises its BadRequestError with the cause
+            cause = " ".join(str(error).split())
+            cause = cause.split(" Pass model as")[0][:300]
+            raise ValueError(
+                f"model {model!r}: litellm cannot call it ({cause}); write it as provider/model, "
+                "e.g. openai/gpt-4o-mini (see https://docs.litellm.ai/docs/providers)"
+            ) from None
+    missing = missing_environment(model, api_base)
+    if missing:
+        raise ValueError(
+            f"model {model!r} needs {' and '.join(missing)} set in the environment "
+            "(or --api-base for a server that needs no key)"
+        )

@@ -29,6 +29,7 @@ turns once.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,8 @@ from typing import Any
 
 from craft_env.eval.jsonl import AppendOnlyJsonl, read_jsonl
 from craft_env.eval.redact import Redactor
+
+log = logging.getLogger(__name__)
 
 LOG_NAME = "log.jsonl"
 SUMMARY_NAME = "summary.json"
@@ -83,7 +86,13 @@ def read_games(log_path: str | os.PathLike) -> dict[tuple[int, int], GameLog]:
         game = games.setdefault(key, GameLog(key[0], key[1], record.get("structure_id")))
         game.attempts = max(game.attempts, attempt)
         if record.get("kind") == "turn":
-            turns.setdefault((*key, attempt), {})[int(record["turn_number"])] = record
+            number = record.get("turn_number")
+            if isinstance(number, bool) or not isinstance(number, int) or not isinstance(
+                record.get("progress_data"), dict
+            ):
+                log.warning("%s: skipping a turn line without turn_number or progress_data", log_path)
+                continue
+            turns.setdefault((*key, attempt), {})[number] = record
         elif record.get("kind") == "game":
             event = record.get("event")
             if event == "done" and game.status != "done":

@@ -3,7 +3,8 @@
 ``litellm.completion(model="scripted/team", messages=...)`` answers through
 the scripted agents (``scripted/random`` through the random agents), in the
 same formats a language model is asked for. The agent that sent the
-messages is found through ``craft_env.agents.llm.context_for``, so the whole
+messages comes with the request (litellm metadata, see
+``request_context``), so the whole
 model path (prompts, litellm, retries, cache, reply parsing, logs) runs
 offline and deterministically in tests and demos. Judge prompts
 (``eval.judges``) are answered by the engine judge.
@@ -19,23 +20,30 @@ from typing import Any
 PROVIDER = "scripted"
 
 
-def scripted_reply(model: str, messages: list[dict[str, Any]], tools: Any = None) -> Any:
-    """The reply text the scripted (or random) agent gives for ``messages``.
+def request_context(handler_kwargs: dict[str, Any]) -> Any:
+    """The ``AgentContext`` a request carries, from the keyword arguments litellm gives a custom handler."""
+    from craft_env.eval.llm import CONTEXT_KEY
+
+    params = handler_kwargs.get("litellm_params") or {}
+    metadata = params.get("metadata") if isinstance(params, dict) else None
+    return metadata.get(CONTEXT_KEY) if isinstance(metadata, dict) else None
+
+
+def scripted_reply(model: str, messages: list[dict[str, Any]], context: Any = None, tools: Any = None) -> Any:
+    """The reply the scripted (or random) agent gives for ``messages`` sent by ``context``.
 
     A builder with the ``simulate_move`` tool (``agents.tools``) answers
     with a list of tool calls first, then with the best legal move.
     """
-    from craft_env.agents.llm import context_for, messages_key
+    from craft_env.agents.llm import messages_key
     from craft_env.agents.random import RandomBuilder, RandomDirector
     from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector
     from craft_env.core.board import cached_move
-
     from craft_env.eval.judges.offline import offline_judge_reply
 
     judged = offline_judge_reply(messages)
     if judged is not None:
         return judged
-    context = context_for(messages)
     if context is None:
         return "<think>I was called without a game.</think>\n<message>I have nothing to add.</message>"
     randomised = model.split("/", 1)[-1].startswith("random")
@@ -72,8 +80,9 @@ def _approximate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def _response(litellm: Any, model: str, messages: list[dict[str, Any]], tools: Any = None) -> Any:
-    answer = scripted_reply(model, messages, tools)
+def _response(litellm: Any, model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> Any:
+    tools = (kwargs.get("optional_params") or {}).get("tools")
+    answer = scripted_reply(model, messages, request_context(kwargs), tools)
     message: dict[str, Any] = {"role": "assistant", "content": answer}
     if isinstance(answer, list):  # tool calls
         message = {"role": "assistant", "content": None, "tool_calls": [
@@ -102,10 +111,10 @@ def register_scripted_provider(litellm: Any) -> None:
         """litellm custom handler answering through the built-in agents."""
 
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
-            return _response(litellm, model, messages, (kwargs.get("optional_params") or {}).get("tools"))
+            return _response(litellm, model, messages, kwargs)
 
         async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
-            return _response(litellm, model, messages, (kwargs.get("optional_params") or {}).get("tools"))
+            return _response(litellm, model, messages, kwargs)
 
     litellm.custom_provider_map = [
         *litellm.custom_provider_map,

@@ -4,8 +4,9 @@ API keys reach litellm through the environment (``OPENAI_API_KEY``, ...) or
 ``--api-key``-style parameters, and providers sometimes echo them back in
 error messages. Every log line, cache record, summary and error message the
 runner writes goes through a ``Redactor`` first: it replaces the values of
-secret-looking environment variables, explicitly registered secrets, and
-common key shapes (``sk-...``, ``Bearer ...``) with ``[REDACTED]``.
+secret-looking environment variables, explicitly registered secrets,
+common key shapes (``sk-...``, ``Bearer ...``) and credentials in URLs
+(``https://user:pw@host``, ``?token=...``) with ``[REDACTED]``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ _SHAPES = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/=]{8,}"),
     re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)([^\s\"',}]{4,})"),
+)
+#: Credentials in URLs: the userinfo of ``scheme://user:password@host`` and
+#: secret-looking query values (``?token=...``, ``&api_key=...``, ``&sig=...``).
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,20}://)[^\s/@\"'<>]{1,256}@")
+_SECRET_QUERY = re.compile(
+    r"(?i)([?&;][a-z0-9_.\-]{0,40}(?:token|key|secret|password|passwd|pwd|auth|sig|signature|credential)"
+    r"[a-z0-9_.\-]{0,40}=)[^&#\s\"'<>]+"
 )
 
 
@@ -54,7 +62,27 @@ class Redactor:
                 value = value.replace(secret, REDACTED)
         value = _SHAPES[0].sub(REDACTED, value)
         value = _SHAPES[1].sub("Bearer " + REDACTED, value)
-        return _SHAPES[2].sub(lambda m: m.group(1) + REDACTED, value)
+        value = _SHAPES[2].sub(lambda m: m.group(1) + REDACTED, value)
+        if "://" in value:
+            value = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", value)
+        return _SECRET_QUERY.sub(lambda m: m.group(1) + REDACTED, value) if "=" in value else value
+
+    def add_url(self, url: str | None) -> None:
+        """Register the credentials written in ``url`` (userinfo, secret-looking query values)."""
+        if not url:
+            return
+        from urllib.parse import parse_qsl, urlsplit
+
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return
+        self.add(parts.password)
+        if parts.username and parts.password is None:
+            self.add(parts.username)
+        for name, value in parse_qsl(parts.query):
+            if SECRET_NAME.search(name) or name.lower() in ("sig", "signature", "pwd", "passwd"):
+                self.add(value)
 
     def json_line(self, line: str) -> str:
         """Redact one serialized JSON line in a single pass (secrets matched in their JSON-escaped form).

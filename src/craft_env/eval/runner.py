@@ -13,7 +13,8 @@ raises ``GameStopped`` (a person quitting ``craft-env play``) ends it as
 ``stopped``. Running again
 with ``resume=True`` skips finished games and replays errored, stopped or
 interrupted ones from the start (their recorded model calls come back from
-the cache for free), so a killed run loses and duplicates nothing.
+the cache for free), so a killed run loses and duplicates nothing. One
+process at a time writes a run directory (``lock``).
 """
 
 from __future__ import annotations
@@ -33,10 +34,12 @@ from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.core.protocol import get_protocol, is_completed
 from craft_env.eval.cache import ReplayCache
-from craft_env.eval.llm import ModelCallError, ModelClient
+from craft_env.eval.jsonl import read_jsonl
+from craft_env.eval.llm import Budget, ModelCallError, ModelClient
+from craft_env.eval.lock import RunLock
 from craft_env.eval.logs import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
 from craft_env.eval.redact import Redactor
-from craft_env.eval.settings import RunSettings, game_seed, is_model
+from craft_env.eval.settings import RESULT_FIELDS, RunSettings, game_seed, is_model
 from craft_env.eval.table import table_row
 
 log = logging.getLogger(__name__)
@@ -84,6 +87,8 @@ class AgentFactory:
         self.settings = settings
         self.seated = dict(seated or {})
         options = dict(client_options or {})
+        spent = sum(float(r.get("cost") or 0.0) for r in cache.records()) if cache is not None else 0.0
+        self.budget = Budget(settings.max_cost, spent)
         self.clients: dict[str, ModelClient] = {}
         for role, model in (("director", settings.director_model), ("builder", settings.builder_model)):
             if is_model(model):
@@ -96,6 +101,8 @@ class AgentFactory:
                     cache=cache,
                     replay_only=settings.replay_only,
                     redactor=redactor,
+                    budget=self.budget,
+                    log_prompts=settings.log_prompts,
                     **options,
                 )
 
@@ -451,7 +458,18 @@ def load_settings(out: str | os.PathLike) -> RunSettings:
     path = Path(out) / CONFIG_NAME
     if not path.exists():
         raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise ValueError(f"{os.fspath(path)}: not a readable run config ({type(error).__name__})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{os.fspath(path)}: expected a JSON object of run settings")
+    missing = [name for name in RESULT_FIELDS if name not in data]
+    if missing:
+        raise ValueError(
+            f"{os.fspath(path)}: the run's {', '.join(missing)} are not recorded; "
+            "a resume cannot know what was played"
+        )
     data["out"] = os.fspath(out)
     return RunSettings.from_dict(data)
 
@@ -600,20 +618,22 @@ async def run_benchmark_async(
     ``seated``: agents that take given seats (see ``AgentFactory``).
     """
     redactor = redactor or Redactor()
-    prepare_output(settings, resume, redactor)
-    needs_cache = any(is_model(m) for m in (settings.director_model, settings.builder_model))
-    cache = ReplayCache(Path(settings.out) / CACHE_NAME, redactor) if needs_cache else None
-    factory = AgentFactory(settings, cache, redactor, client_options, seated)
-    summaries = []
+    specs = {run: game_specs(settings, run) for run in range(1, settings.runs + 1)}  # fails before writing
+    lock = RunLock(settings.out)
+    cache = None
     try:
+        prepare_output(settings, resume, redactor)
+        needs_cache = any(is_model(m) for m in (settings.director_model, settings.builder_model))
+        cache = ReplayCache(Path(settings.out) / CACHE_NAME, redactor) if needs_cache else None
+        factory = AgentFactory(settings, cache, redactor, client_options)
+        summaries = []
         with _Progress(progress, console) as bar:
-            for run in range(1, settings.runs + 1):
-                summaries.append(
-                    await _run_one(settings, run, game_specs(settings, run), factory, redactor, bar)
-                )
+            for run, run_specs in specs.items():
+                summaries.append(await _run_one(settings, run, run_specs, factory, redactor, bar))
     finally:
         if cache is not None:
             cache.close()
+        lock.release()
     return summaries
 
 
@@ -628,4 +648,18 @@ def run_benchmark(
     """Blocking ``run_benchmark_async``."""
     return asyncio.run(
         run_benchmark_async(settings, resume, progress, console, client_options, seated=seated)
+    )
+
+
+def interrupted_note(out: str | os.PathLike) -> str:
+    """One line for an interrupted run: what its logs hold and how to finish it."""
+    out = Path(out)
+    turns = games = 0
+    for path in sorted(out.glob("run_*/" + "log.jsonl")):
+        for record in read_jsonl(path):
+            turns += record.get("kind") == "turn"
+            games += record.get("kind") == "game" and record.get("event") == "done"
+    return (
+        f"interrupted; {turns} turn(s) and {games} finished game(s) are saved in {os.fspath(out)}; "
+        f"finish with: craft-env run --resume --out {os.fspath(out)}"
     )

@@ -115,6 +115,8 @@ class RunSettings:
     protocol: str = "craft"
     builder_tools: bool = False
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
+    max_cost: float | None = None
+    log_prompts: bool = False
 
     def __post_init__(self) -> None:
         for name in ("director_model", "builder_model"):
@@ -145,6 +147,9 @@ class RunSettings:
             _positive_int("max_tokens", self.max_tokens)
         if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
             raise ValueError(f"timeout: expected a positive number of seconds, got {self.timeout!r}")
+        cost = self.max_cost
+        if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0):
+            raise ValueError(f"max_cost: expected a number of US dollars >= 0, got {self.max_cost!r}")
         if self.dataset is None:
             self.dataset = DEFAULT_DATASET
         if self.dataset not in EVAL_SETS:

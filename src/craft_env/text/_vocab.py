@@ -23,7 +23,7 @@ OTHER_COLOURS = (
 _CODE_RE = re.compile(r"\b([gbryo])([sl])\b")
 _NAME_RE = re.compile(r"\b(green|blue|red|yellow|orange)s?\b")
 _LETTER_RE = re.compile(
-    r"\bcolou?r\s*[:=]?\s*([gbryo])\b"
+    r"\bcolou?r\s*(?:[:=]\s*)?([gbryo])\b"
     r"|\b([gbryo])\s+(?=(?:block|piece|cube|brick|small|large|big|long|domino|single)\b)"
     r"|\b(?:small|large|single|big|long)\s+([gbryo])\b(?!')"
 )
@@ -37,7 +37,41 @@ _SMALL_RE = re.compile(r"\b(small|little|tiny|1\s*x\s*1|one[\s-]cell|1[\s-]cell|
 _WEAK_SMALL_RE = re.compile(r"\b(single|cube)\b")
 _OTHER_SIZE_RE = re.compile(r"\b(medium|mid[\s-]?sized?|triple|3\s*x\s*1|1\s*x\s*3|tall|half[\s-]sized?)\b")
 
+#: Words just before a verb that make it a refusal, a reason or an
+#: alternative instead of an instruction: "I will not place ...", "Don't
+#: remove ...", "... because placing ...", "instead of placing ...".
+_NEGATION_END_RE = re.compile(
+    r"(?:\b(?:do\s+not|never|not|no\s+need\s+to|cannot|stop|avoid|instead\s+of|rather\s+than|without"
+    r"|because|since)|n't|\bdont|\bwont)\s*$"
+    r"|(?:\bnot|\bnever|n't)\s+(?:[a-z']+\s+){0,2}?to\s*$"
+)
+_NEGATION_WINDOW = 40
+
+#: The longest text a parser reads whole. Longer text is read as its head and
+#: its tail (half of this each): a reply of a megabyte then costs what one of
+#: this length costs, and both a move written first (a ``<move>`` tag) and
+#: one concluded last survive. See docs/robustness.md.
+MAX_PARSE_CHARS = 60_000
+
 _FENCE_RE = re.compile(r"^[ \t]*(```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
+
+
+def bound_text(text: str, limit: int = MAX_PARSE_CHARS) -> str:
+    """``text`` itself, or its first and last ``limit // 2`` characters when it is longer than ``limit``."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + "\n" + text[-half:]
+
+
+def negated(before: str) -> bool:
+    """Whether the words just before a verb (``before``, same sentence) refuse or hedge it.
+
+    Shared by the builder's move parser and the director-speech parser so a
+    refusal reads the same whoever writes it.
+    """
+    tail = before[-_NEGATION_WINDOW:].lower().replace("\u2019", "'")
+    return _NEGATION_END_RE.search(tail) is not None
 
 
 def strip_fences(text: str) -> str:

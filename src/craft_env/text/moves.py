@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
+import warnings
 from collections import deque
+from itertools import islice
 from dataclasses import dataclass
 
 from craft_env.core.encoding import BLOCK_CODES, COLOURS, DEFAULT_HEIGHT, DEFAULT_N, check_size
 from craft_env.core.moves import Move
-from craft_env.text._vocab import find_code, find_colour, find_size, strip_fences
+from craft_env.text._vocab import bound_text, find_code, find_colour, find_size, negated, strip_fences
 from craft_env.text.errors import ParseError
 from craft_env.text.paper_grammar import read_paper_reply
 
@@ -45,7 +48,8 @@ _ACTION_RE = re.compile(
     r"\b(?:(?P<place>place|placing|placed|put|putting|add|adding|set|drop|build|lay)"
     r"|(?P<remove>remove|removing|delete|deleting|take|taking|get\s+rid\s+of|getting\s+rid\s+of"
     r"|pick\s+up|picking\s+up)"
-    r"|(?P<noop>no[\s_-]?op|pass|passing|clarify|clarifying|skip|skipping|do\s+nothing|no\s+move))\b"
+    r"|(?P<noop>no[\s_-]?op|pass|passing|clarify|clarifying|skip|skipping|do\s+nothing|no\s+move|wait"
+    r"|waiting))\b"
 )
 _COMMIT_WINDOW = 40
 _COMMIT_RE = re.compile(
@@ -56,13 +60,15 @@ _SENTENCE_END_RE = re.compile(r"[.!?;\n](?!\d)")
 
 _POSITION_RE = re.compile(
     r"[(\[{<]\s*(?:[ij]\s*[=:]\s*)?(-?\d{1,6})\s*[,;]\s*(?:[ij]\s*[=:]\s*)?(-?\d{1,6})\s*[)\]}>]"
-    r"|\brow\s*[=:#]?\s*(-?\d{1,6})\s*,?\s*(?:and\s+|&\s*)?(?:col|column)\s*[=:#]?\s*(-?\d{1,6})\b"
-    r"|\b(?:col|column)\s*[=:#]?\s*(-?\d{1,6})\s*,?\s*(?:and\s+|&\s*)?row\s*[=:#]?\s*(-?\d{1,6})\b"
+    r"|\brow\s*(?:[=:#]\s*)?(-?\d{1,6})\s*(?:,\s*)?(?:and\s+|&\s*)?(?:col|column)\s*(?:[=:#]\s*)?"
+    r"(-?\d{1,6})\b"
+    r"|\b(?:col|column)\s*(?:[=:#]\s*)?(-?\d{1,6})\s*(?:,\s*)?(?:and\s+|&\s*)?row\s*(?:[=:#]\s*)?"
+    r"(-?\d{1,6})\b"
     r"|(?<![\w.])(\d{1,6})\s*,\s*(\d{1,6})(?!\w|\.\d)",
     re.IGNORECASE,
 )
 _LAYER_RE = re.compile(
-    r"\b(?:l|layer|level|lvl|z)\s*[=:#]?\s*(\d{1,6})\b"
+    r"\b(?:l|layer|level|lvl|z)\s*(?:[=:#]\s*)?(\d{1,6})\b"
     r"|\b(?:on\s+)?(?:the\s+)?(?:ground|bottom)\s+(?:layer|level|floor)\b|\bon\s+the\s+ground\b",
     re.IGNORECASE,
 )
@@ -239,15 +245,19 @@ def _move_from_prose(lowered: str, n: int, height: int, raw: str) -> Move:
     found: list[tuple[bool, Move]] = []
     for index, hit in enumerate(hits):
         kind = hit.lastgroup
+        # The words before the verb in the same sentence ("At (0,0), place a small green block").
+        floor = max(hits[index - 1].end() if index else 0, hit.start() - _MAX_CLAUSE)
+        before = _SENTENCE_END_RE.split(lowered[floor: hit.start()])[-1]
+        if negated(before):  # "I will not place ...", "... because placing ... is wrong"
+            continue
         if kind == "noop":
             saw_noop = True
             continue
         stop = hits[index + 1].start() if index + 1 < len(hits) else len(lowered)
         clause = lowered[hit.end(): _clause_end(lowered, hit.end(), stop)]
-        # The words before the verb in the same sentence ("At (0,0), place a small green block").
-        floor = max(hits[index - 1].end() if index else 0, hit.start() - _MAX_CLAUSE)
-        before = _SENTENCE_END_RE.split(lowered[floor: hit.start()])[-1]
-        for attempt in (clause, before + " " + clause) if before.strip() else (clause,):
+        # The words before the verb matter only when they hold a cell, which is written with digits.
+        with_before = any(c.isdigit() for c in before)
+        for attempt in (clause, before + " " + clause) if with_before else (clause,):
             try:
                 move = _parse_clause(kind, attempt, n, height, raw)
             except _Miss as miss:
@@ -310,7 +320,9 @@ def _json_objects(text: str):
             value = json.loads(chunk)
         except Exception:  # noqa: BLE001 - any failure just means "not JSON"
             try:
-                value = ast.literal_eval(chunk)
+                with warnings.catch_warnings():  # "1e999x" would print a SyntaxWarning per reply
+                    warnings.simplefilter("ignore")
+                    value = ast.literal_eval(chunk)
             except Exception:  # noqa: BLE001
                 value = None
         if isinstance(value, dict):
@@ -350,12 +362,24 @@ def _cell_value(value: object, field: str, raw: str) -> tuple[int, int] | None:
         i, j = _first(keys, "row", "i", "r"), _first(keys, "col", "column", "j", "c")
         value = [i, j]
     if isinstance(value, (list, tuple)) and len(value) == 2:
-        try:
-            i, j = (int(x) for x in value if not isinstance(x, bool))
+        i, j = (_whole_number(x) for x in value)
+        if i is not None and j is not None:
             return i, j
-        except (TypeError, ValueError):
-            pass
-    raise ParseError(f"{field}: bad position {value!r}; expected a string like '(1,2)'", raw)
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    raise ParseError(f"{field}: bad position {shown}; expected whole numbers like '(1,2)'", raw)
+
+
+def _whole_number(value: object) -> int | None:
+    """``value`` as an int when it is exactly one (``2``, ``2.0``, ``"2"``), else ``None``: -0.5 is no 0."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value.is_integer() else None
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,6}\s*", value):
+        return int(value)
+    return None
 
 
 def _layer_value(value: object, raw: str) -> int | None:
@@ -363,7 +387,7 @@ def _layer_value(value: object, raw: str) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
     if isinstance(value, str):
         if value.strip().lower() in ("", "none", "null", "auto", "any", "?"):
@@ -481,7 +505,7 @@ def parse_move(text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEIGHT) -> M
     check_size(n, height)
     if not isinstance(text, str):
         raise ParseError(f"expected text, got {type(text).__name__}", text)
-    return _move_from_text(text, n, height, text)
+    return _move_from_text(bound_text(text), n, height, text)
 
 
 # ------------------------------------------------------------------ builder replies
@@ -493,8 +517,10 @@ class BuilderReply:
 
     ``move`` is the move to play (the no-op when the builder asks a
     question instead); ``question`` the clarifying question, if any;
-    ``followed`` the director the builder says it followed ("D1".."D4");
-    ``raw`` the text as received.
+    ``followed`` the (first) director the builder says it followed
+    ("D1".."D4") and ``followed_seats`` every one it names, in order;
+    ``raw`` the text as received; ``note`` what a tolerant reading ignored
+    (``text.paper_grammar``).
     """
 
     move: Move | None
@@ -502,6 +528,7 @@ class BuilderReply:
     followed: str | None
     raw: str
     note: str | None = None
+    followed_seats: tuple[str, ...] = ()
 
 
 def _tag(name: str) -> re.Pattern:
@@ -510,7 +537,7 @@ def _tag(name: str) -> re.Pattern:
 
 def _field(names: str) -> re.Pattern:
     return re.compile(
-        rf"^[ \t>*_#-]*(?:{names})[ \t]*[*_]*[ \t]*[:=][ \t]*[*_]*[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE
+        rf"^[ \t>*_#-]*(?:{names})[ \t*_]*[:=][ \t*_]*(.*)$", re.IGNORECASE | re.MULTILINE
     )
 
 
@@ -563,18 +590,38 @@ def _seat_from(value: object) -> str | None:
     return None
 
 
-def _find_followed(body: str) -> str | None:
+def _seats_from(value: object) -> tuple[str, ...]:
+    """Every seat ``value`` names, in order, once each ("D3, D2" -> D3, D2; "1 and 3"; "left")."""
+    if value is None:
+        return ()
+    text = value if isinstance(value, str) else str(value)
+    text = text[:200]
+    seats = [f"D{m.group(1)}" for m in _SEAT_RE.finditer(text)]
+    if not seats:
+        seats = [f"D{digit}" for digit in re.findall(r"(?<![\w.])([1-4])(?![\w.])", text)]
+    if not seats:
+        seat = _seat_from(text)
+        seats = [seat] if seat else []
+    return tuple(dict.fromkeys(seats))
+
+
+def _find_followed(body: str) -> tuple[str, ...]:
     for regex in (_FOLLOWED_TAG, _FOLLOWED_LINE):
         match = regex.search(body)
         if match:
-            seat = _seat_from(match.group(1)[:200])
-            if seat:
-                return seat
+            seats = _seats_from(match.group(1))
+            if seats:
+                return seats
+    found = []
     for regex in _FOLLOW_PROSE:
-        match = regex.search(body)
-        if match:
-            return f"D{match.group(1)}"
-    return None
+        found += [(m.start(), f"D{m.group(1)}") for m in islice(regex.finditer(body), 8)]
+    return tuple(dict.fromkeys(seat for _, seat in sorted(found)))
+
+
+def _reply(
+    move: Move, question: str | None, seats: tuple[str, ...], text: str, note: str | None = None
+) -> BuilderReply:
+    return BuilderReply(move, question, seats[0] if seats else None, text, note=note, followed_seats=seats)
 
 
 _WORD_RE = re.compile(r"[A-Za-z]{2,}")
@@ -630,11 +677,11 @@ def parse_builder_reply(
     check_size(n, height)
     if not isinstance(text, str):
         raise ParseError(f"expected text, got {type(text).__name__}", text)
-    body = strip_fences(text)
+    body = strip_fences(bound_text(text))
     followed = _find_followed(body)
     paper = read_paper_reply(body, tolerant_span, n)
     if paper is not None:
-        return BuilderReply(paper.move, paper.question, followed, text, paper.note)
+        return _reply(paper.move, paper.question, followed, text, paper.note)
     question = _find_question(body)
 
     explicit = _MOVE_TAG.search(body)
@@ -645,7 +692,7 @@ def parse_builder_reply(
             content = line.group(1) if line.group(1).strip() else body[line.end():]
     if content is not None:
         try:
-            return BuilderReply(_move_from_text(content, n, height, text), question, followed, text)
+            return _reply(_move_from_text(content, n, height, text), question, followed, text)
         except ParseError:
             if question is None:
                 if not content.strip():
@@ -656,19 +703,19 @@ def parse_builder_reply(
         found = _json_move(body, n, height, text)
         if found is not None:
             move, keys = found
-            followed = followed or _seat_from(_first(keys, "followed", "following", "followed_director"))
+            followed = _seats_from(_first(keys, "followed", "following", "followed_director")) or followed
             asked = _first(keys, "question", "clarifying_question")
             question = question or (_clean(asked) if isinstance(asked, str) else None)
-            return BuilderReply(move, question, followed, text)
+            return _reply(move, question, followed, text)
 
         statements = _statements(_QUESTION_TAG.sub(" ", _QUESTION_LINE.sub(" ", body)))
         try:
             move = _move_from_prose(statements.lower(), n, height, text)
-            return BuilderReply(move, question or _asked(body), followed, text)
+            return _reply(move, question or _asked(body), followed, text)
         except ParseError as error:
             question = question or _asked(body)
             if question is None:
                 if error.reason == NO_MOVE_FOUND:
                     raise ParseError(NO_MOVE_OR_QUESTION, text) from None
                 raise
-    return BuilderReply(Move.noop(), question, followed, text)
+    return _reply(Move.noop(), question, followed, text)

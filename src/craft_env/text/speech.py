@@ -33,7 +33,7 @@ from craft_env.core.intents import (
 )
 from craft_env.core.moves import Move, action_to_move
 from craft_env.core.views import SEAT_SIDES, seat_cells
-from craft_env.text._vocab import find_colour, find_size
+from craft_env.text._vocab import bound_text, find_colour, find_size, negated
 from craft_env.text.errors import ParseError
 from craft_env.text.moves import find_positions, parse_move
 
@@ -220,7 +220,7 @@ _NAMED_LAYER_RE = re.compile(
     r"\b(bottom|bottommost|lowest|ground|base|first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th"
     r"|middle|top|topmost|highest|uppermost)\s+" + _LAYER_WORD + r"\b"
 )
-_NUMBERED_LAYER_RE = re.compile(r"\b(?:layer|row|level|tier)\s*[#:=]?\s*(\d{1,2})\b|\bl\s?(\d)\b")
+_NUMBERED_LAYER_RE = re.compile(r"\b(?:layer|row|level|tier)\s*(?:[#:=]\s*)?(\d{1,2})\b|\bl\s?(\d)\b")
 _BARE_LAYER_RE = re.compile(r"\b(?:on\s+)?(?:the\s+)?(ground|bottom|bottommost|top|topmost)\b")
 _LAYER_WORDS = {
     "bottom": 0, "bottommost": 0, "lowest": 0, "ground": 0, "base": 0, "first": 0, "1st": 0,
@@ -248,9 +248,6 @@ _SENTENCE_RE = re.compile(r"[.!?;\n]+(?!\d)")
 _NOT_AN_INSTRUCTION_RE = re.compile(
     r"\b(?:confirm\w*|already|keep|leave|don'?t|do\s+not|never"
     r"|(?:is|are|looks?)\s+(?:correct|right|good|fine))\b"
-)
-_NEGATION_END_RE = re.compile(
-    r"\b(?:don'?t|do\s+not|never|not|no\s+need\s+to|shouldn'?t|mustn'?t|stop|avoid)\s*$"
 )
 _OTHER_SEAT_RE = re.compile(r"\b(?:d|director\s*)([1-4])(?:'s|s)\b")
 _NOOP_RE = re.compile(
@@ -422,8 +419,7 @@ def _clauses(text: str):
         previous = ""
         for clause in _VERB_SPLIT_RE.split(sentence):
             if clause and clause.strip():
-                before = previous[-40:].lower().replace("\u2019", "'")
-                yield clause[:_MAX_CLAUSE_CHARS], _NEGATION_END_RE.search(before) is not None
+                yield clause[:_MAX_CLAUSE_CHARS], negated(previous)
                 previous = clause
 
 
@@ -462,7 +458,7 @@ def _scan(text: str, table: IntentTable) -> tuple[list[int], _Miss | None]:
 def _check_text(text: object) -> str:
     if not isinstance(text, str):
         raise ParseError(f"expected text, got {type(text).__name__}", text)
-    return text
+    return bound_text(text)
 
 
 def text_to_intent(text: str, table: IntentTable) -> int:
@@ -475,16 +471,16 @@ def text_to_intent(text: str, table: IntentTable) -> int:
     statement that there is nothing to add is the no-op (0). The first
     instruction wins when there are several. Raises ``ParseError``.
     """
-    text = _check_text(text)
+    raw, text = text, _check_text(text)
     intents, best = _scan(text, table)
     if intents:
         return intents[0]
     if _NOOP_RE.search(_normalise(text[:_MAX_CLAUSE_CHARS * 4])):
         return INTENT_NOOP
     if best is not None and best.score > 0:
-        raise ParseError(best.reason, text)
+        raise ParseError(best.reason, raw)
     raise ParseError("no instruction found: expected e.g. 'put a small red block on my left column, "
-                     "bottom layer' or 'Nothing to add from me.'", text)
+                     "bottom layer' or 'Nothing to add from me.'", raw)
 
 
 def parse_director_message(
@@ -503,6 +499,7 @@ def parse_director_message(
 
     if not isinstance(text, str):
         return []
+    text = bound_text(text)
     table = intent_table(seat, n, height)
     intents, _ = _scan(text, table)
     if not intents and _NOOP_RE.search(_normalise(text[:_MAX_CLAUSE_CHARS * 4])):

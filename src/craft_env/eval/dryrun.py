@@ -1,0 +1,106 @@
+"""``craft-env run --dry-run``: what a run would cost, before it costs anything.
+
+Counts the games, the model calls (every turn, each of the three directors
+and the builder, for the roles a model plays), and estimates tokens from
+the real prompts of the first game's first turn (later turns hold a longer
+conversation, so prompt tokens are a lower bound). Replies are assumed
+``max_tokens`` long, or ``ASSUMED_REPLY_TOKENS`` without it. The cost comes
+from litellm's price table where it prices the model; no call is made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from craft_env.eval.settings import RunSettings, game_seed, is_model
+
+ASSUMED_REPLY_TOKENS = 300
+
+
+def _tokens(model: str, messages: list[dict[str, Any]]) -> int:
+    from craft_env.eval.llm import import_litellm
+
+    try:
+        return int(import_litellm().token_counter(model=model, messages=messages))
+    except Exception:  # a model litellm has no tokenizer for: about four characters a token
+        return sum(len(str(m.get("content") or "")) for m in messages) // 4
+
+
+def _price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    from craft_env.eval.llm import import_litellm
+
+    try:
+        cost_in, cost_out = import_litellm().cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+    except Exception:  # not in litellm's price table
+        return None
+    return float(cost_in) + float(cost_out)
+
+
+def first_turn_prompts(settings: RunSettings) -> dict[str, list[dict[str, Any]]]:
+    """The messages a director and the builder are sent on the first turn of the first game."""
+    import craft_env
+    from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
+
+    index = settings.selected()[0]
+    structure = settings.load_structures()[index]
+    env = craft_env.env(
+        message_mode="text", structure=structure, oracle_n=settings.oracle_n or None,
+        max_turns=settings.turns, start=settings.start, director_order=settings.director_order,
+        text_observations=True,
+    )
+    env.reset(seed=game_seed(settings.seed, 1, index))
+    u = env.unwrapped
+    seat = u.seat_of[env.agent_selection]
+    director = director_messages(
+        env.observe(env.agent_selection)["text"], seat, archetype_for(index, 1, seat), structure.n,
+        structure.height,
+    )
+    for _ in range(3):
+        env.step("Nothing to add from me.")
+    text = env.observe("builder")["text"]
+    builder = builder_messages(text, structure.n, structure.height, bool(settings.oracle_n))
+    env.close()
+    return {"director": director, "builder": builder}
+
+
+def estimate(settings: RunSettings) -> dict[str, Any]:
+    """Games, calls, tokens and (where priced) cost of ``settings``, per role and in all."""
+    games = len(settings.selected()) * settings.runs
+    prompts = first_turn_prompts(settings)
+    reply = settings.max_tokens or ASSUMED_REPLY_TOKENS
+    roles = {}
+    for role, model, per_turn in (
+        ("director", settings.director_model, 3), ("builder", settings.builder_model, 1)
+    ):
+        if not is_model(model):
+            continue
+        calls = games * settings.turns * per_turn
+        prompt = _tokens(model, prompts[role]) * calls
+        completion = reply * calls
+        roles[role] = {
+            "model": model, "calls": calls, "prompt_tokens": prompt, "completion_tokens": completion,
+            "cost": _price(model, prompt, completion),
+        }
+    costs = [r["cost"] for r in roles.values()]
+    return {
+        "games": games,
+        "roles": roles,
+        "calls": sum(r["calls"] for r in roles.values()),
+        "cost": sum(costs) if costs and None not in costs else None,
+    }
+
+
+def describe(result: dict[str, Any]) -> str:
+    """The estimate as a few lines for the terminal."""
+    lines = [f"{result['games']} game(s), up to {result['calls']} model call(s)"]
+    for role, r in result["roles"].items():
+        cost = "not priced by litellm" if r["cost"] is None else f"about ${r['cost']:.4f}"
+        lines.append(
+            f"  {role} {r['model']}: {r['calls']} calls, >= {r['prompt_tokens']} prompt tokens "
+            f"(first-turn prompts), ~{r['completion_tokens']} reply tokens, {cost}"
+        )
+    if result["cost"] is not None:
+        lines.append(f"estimated cost: about ${result['cost']:.4f} (prompts grow each turn: a lower bound)")
+    return "\n".join(lines)
