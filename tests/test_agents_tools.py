@@ -60,7 +60,7 @@ class _ToolHappyClient:
         self.batch = batch
         self.offered: list[bool] = []
 
-    async def acomplete(self, messages, tools=None):
+    async def acomplete(self, messages, tools=None, context=None):
         self.offered.append(bool(tools))
         assert tools is None or tools == [TOOL_SCHEMA]
         if tools:

@@ -75,9 +75,9 @@ def test_long_replies_are_read_off_the_event_loop(monkeypatch):
     threads = []
     real = agent_llm.builder_action
 
-    def spy(text, n, height):
+    def spy(text, *shape):
         threads.append(threading.current_thread() is threading.main_thread())
-        return real(text, n, height)
+        return real(text, *shape)
 
     monkeypatch.setattr(agent_llm, "builder_action", spy)
 

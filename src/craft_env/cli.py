@@ -337,7 +337,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         args.seat, args.structure, args.others, args.out, dataset=args.dataset, api_base=args.api_base,
         turns=args.turns, oracle_n=args.oracle_n, seed=args.seed,
     )
-    _check_keys(settings)
+    _check_models(settings)
     play(settings)
     return 0
 

@@ -17,8 +17,8 @@ No PettingZoo, Gymnasium or litellm here. Modules:
 * ``protocol``: the ``craft`` and ``paper`` turn protocols, one switch per difference;
 * ``observation``: the flat numeric observations of every env;
 * ``game``: the one game kernel: reset, turn, director and builder steps for one episode row;
-* ``turn``: the fused per-turn kernels of the single env;
-* ``batch``: the kernels over a batch of boards and the batched game.
+* ``batch``: the vector env's drivers, looping the game kernel over a batch of episodes;
+* ``batch_kernels``: rules, oracle and metrics over a batch of boards (benchmarks and tests).
 """
 
 from craft_env.core.board import IllegalMoveError, Structure

@@ -118,7 +118,7 @@ def load_runs(paths: list[str | os.PathLike]) -> list[RunGames]:
 
 
 class _Targets:
-    """Targets by dataset and index (the bundled eval set when a run names no dataset)."""
+    """Targets by dataset and index (a bundled set by name; ours, ``craft``, when a run names none)."""
 
     def __init__(self) -> None:
         self._sets: dict[str | None, list[Any] | None] = {}
@@ -141,12 +141,10 @@ class _Targets:
 
     @staticmethod
     def _load(dataset: str | None) -> list[Any] | None:
-        from craft_env.datasets import load_eval_set, load_structures
+        from craft_env.datasets import load_dataset
 
-        if dataset is None:
-            return load_eval_set()
         try:
-            return load_structures(dataset)
+            return load_dataset("craft" if dataset is None else dataset)
         except (OSError, ValueError) as error:
             log.warning("replay: dataset %s unreadable (%s); targets not shown", dataset, error)
             return None
@@ -286,8 +284,10 @@ def _numbers(data: Any, keys: tuple[str, ...]) -> dict[str, float]:
 
 def _final(game: GameLog) -> dict[str, Any]:
     """``table.final_metrics``, tolerating a last turn without ``progress_data``."""
-    if game.turns and not isinstance(game.turns[-1].get("progress_data"), dict):
-        return dict((game.marker or {}).get("final") or {})
+    if not (game.marker or {}).get("final") and game.turns and not isinstance(
+        game.turns[-1].get("progress_data"), dict
+    ):
+        return {}
     return final_metrics(game)
 
 

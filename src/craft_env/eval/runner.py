@@ -38,6 +38,7 @@ from craft_env.eval.jsonl import read_jsonl
 from craft_env.eval.llm import Budget, ModelCallError, ModelClient
 from craft_env.eval.lock import RunLock
 from craft_env.eval.logs import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
+from craft_env.eval.progress import ProgressBar
 from craft_env.eval.redact import Redactor
 from craft_env.eval.settings import RESULT_FIELDS, RunSettings, game_seed, is_model
 from craft_env.eval.table import table_row
@@ -474,50 +475,18 @@ def load_settings(out: str | os.PathLike) -> RunSettings:
     return RunSettings.from_dict(data)
 
 
-class _Progress:
-    """A rich progress bar per run (games done, mean progress, calls, cost), or nothing.
-
-    Drawn only when asked for and given a rich console (so never without rich).
-    """
+class _Progress(ProgressBar):
+    """The run's bar: one task per run (games done, mean progress of finished games, calls, cost)."""
 
     def __init__(self, enabled: bool, console: Any = None) -> None:
-        self.bar = None
-        if enabled and console is not None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("progress {task.fields[progress]:.3f}"),
-                TextColumn("calls {task.fields[calls]}"),
-                TextColumn("${task.fields[cost]:.4f}"),
-                TimeElapsedColumn(),
-                console=console,
-            )
-
-    def __enter__(self) -> _Progress:
-        if self.bar is not None:
-            self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-    def add(self, run: int, total: int, done: int) -> Any:
-        if self.bar is None:
-            return None
-        return self.bar.add_task(f"run {run}", total=total, completed=done, progress=0.0, calls=0, cost=0.0)
+        super().__init__(enabled, console, ("progress", "calls", "cost"))
 
     def update(self, task: Any, results: list[GameResult]) -> None:
-        if self.bar is None:
-            return
         finished = [r for r in results if r.status == "done"]
         mean = sum(r.final.get("progress", 0.0) for r in finished) / len(finished) if finished else 0.0
         calls = sum(r.usage.calls for r in results)
         cost = sum(r.usage.cost for r in results)
-        self.bar.update(task, advance=1, progress=mean, calls=calls, cost=cost)
+        self.advance(task, progress=mean, calls=calls, cost=cost)
 
 
 async def _run_one(
@@ -534,7 +503,7 @@ async def _run_one(
     todo = [
         s for s in specs if previous.get((run, s.index)) is None or previous[(run, s.index)].status != "done"
     ]
-    task = progress.add(run, len(specs), len(specs) - len(todo))
+    task = progress.add(f"run {run}", len(specs), len(specs) - len(todo))
     run_log = RunLog(out, run, redactor)
     semaphore = asyncio.Semaphore(settings.concurrency)
     results: list[GameResult] = []
@@ -625,7 +594,7 @@ async def run_benchmark_async(
         prepare_output(settings, resume, redactor)
         needs_cache = any(is_model(m) for m in (settings.director_model, settings.builder_model))
         cache = ReplayCache(Path(settings.out) / CACHE_NAME, redactor) if needs_cache else None
-        factory = AgentFactory(settings, cache, redactor, client_options)
+        factory = AgentFactory(settings, cache, redactor, client_options, seated)
         summaries = []
         with _Progress(progress, console) as bar:
             for run, run_specs in specs.items():

@@ -90,7 +90,13 @@ def parse_structures(spec: object) -> list[int] | None:
 
 @dataclass
 class RunSettings:
-    """One benchmark run's settings (see the module docstring and ``craft-env run --help``)."""
+    """One benchmark run's settings (see the module docstring and ``craft-env run --help``).
+
+    ``turns`` is the environment's ``max_turns`` under the command line's
+    name: ``--turns``, ``RunSettings.turns`` and ``config.json``'s
+    ``"turns"`` are the same number, passed as ``env(max_turns=turns)``.
+    This is the one alias between the two names.
+    """
 
     out: str
     director_model: str = "scripted"

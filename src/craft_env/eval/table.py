@@ -44,11 +44,16 @@ def mean_sem(values: Sequence[float]) -> tuple[float, float]:
 
 
 def final_metrics(game: GameLog) -> dict[str, float]:
-    """The game's metrics after its last turn (from the last turn line, else the done marker)."""
-    if game.turns:
-        return dict(game.turns[-1]["progress_data"])
-    marker = game.marker or {}
-    return dict(marker.get("final") or {})
+    """The game's metrics after its last turn: the done marker's ``final``, else the last turn line's.
+
+    The marker is written after the last turn, so it holds the end of the
+    game even when that turn's line is unreadable (``logs.read_games``
+    skips it).
+    """
+    final = (game.marker or {}).get("final")
+    if isinstance(final, dict) and final:
+        return dict(final)
+    return dict(game.turns[-1]["progress_data"]) if game.turns else {}
 
 
 def _rate(flags: list[bool]) -> float:

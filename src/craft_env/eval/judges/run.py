@@ -30,6 +30,7 @@ from craft_env.eval.judges.items import JudgedItem, load_items
 from craft_env.eval.judges.parse import parse_judge_reply
 from craft_env.eval.judges.prompts import JUDGE_PROMPT_VERSION, judge_messages
 from craft_env.eval.judges.questions import FAMILIES, family_questions
+from craft_env.eval.progress import ProgressBar
 from craft_env.eval.redact import Redactor
 
 log = logging.getLogger(__name__)
@@ -102,43 +103,6 @@ def done_keys(path: Path) -> set[str]:
     return {str(r["key"]) for r in read_jsonl(path) if r.get("key")}
 
 
-class _Bar:
-    """A rich progress bar of judged items with calls and cost (or nothing)."""
-
-    def __init__(self, enabled: bool, console: Any) -> None:
-        self.bar = None
-        if enabled and console is not None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("calls {task.fields[calls]}"),
-                TextColumn("${task.fields[cost]:.4f}"),
-                TimeElapsedColumn(),
-                console=console,
-            )
-
-    def __enter__(self) -> _Bar:
-        if self.bar is not None:
-            self.bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-    def add(self, label: str, total: int, done: int) -> Any:
-        if self.bar is None:
-            return None
-        return self.bar.add_task(label, total=total, completed=done, calls=0, cost=0.0)
-
-    def advance(self, task: Any, calls: int, cost: float) -> None:
-        if self.bar is not None:
-            self.bar.update(task, advance=1, calls=calls, cost=cost)
-
-
 @dataclass
 class RunCounts:
     """What one grader run did in this session."""
@@ -184,7 +148,7 @@ async def _judge_with_model(item: JudgedItem, client: Any) -> tuple[dict[str, An
 
 
 async def _grade(
-    settings: JudgeSettings, out: Path, items: list[JudgedItem], grader_run: int, bar: _Bar,
+    settings: JudgeSettings, out: Path, items: list[JudgedItem], grader_run: int, bar: ProgressBar,
     client_options: dict[str, Any], redactor: Redactor,
 ) -> RunCounts:
     from craft_env.eval.cache import ReplayCache
@@ -233,7 +197,7 @@ async def _grade(
         writer.write(record)
         counts.judged += 1
         counts.unreadable += record["unreadable"] is not None
-        bar.advance(task, counts.calls, counts.cost)
+        bar.advance(task, calls=counts.calls, cost=counts.cost)
 
     try:
         if client is None:
@@ -274,7 +238,7 @@ async def judge_async(
     if settings.replay_from is not None and settings.judge_model != ENGINE:
         _seed_replay(settings, out)
     results = []
-    with _Bar(progress, console) as bar:
+    with ProgressBar(progress, console, ("calls", "cost")) as bar:
         for grader_run in range(1, settings.runs + 1):
             results.append(await _grade(settings, out, items, grader_run, bar, dict(client_options or {}),
                                         redactor))
