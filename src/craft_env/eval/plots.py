@@ -129,15 +129,7 @@ def draw_diagnostic_plots(results: list[Any], folder: Path) -> list[Path]:
         axis.bar(positions, values, bottom=bottom, label=name)
         bottom = [b + v for b, v in zip(bottom, values)]
     axis.set_xticks(positions, labels, rotation=20, ha="right", fontsize="small")
-    axis.set_ylabel("fraction of turns")
-    axis.set_ylim(0, 1.02)
-    axis.set_title("Outcome rates")
-    axis.legend(fontsize="small")
-    figure.tight_layout()
-    path = folder / "outcomes.png"
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    written.append(path)
+    written.append(_save(figure, axis, folder / "outcomes.png", "Outcome rates", "fraction of turns", 1.02))
 
     figure, axis = plt.subplots(figsize=(max(5, 1.4 * len(results) + 2), 4))
     width = 0.8 / len(SEATS)
@@ -147,15 +139,8 @@ def draw_diagnostic_plots(results: list[Any], folder: Path) -> list[Path]:
                  label=f"λ_{seat}")
     axis.axhline(1 / len(SEATS), color="black", linewidth=0.8, linestyle="--")
     axis.set_xticks(positions, labels, rotation=20, ha="right", fontsize="small")
-    axis.set_ylabel("credit share on oracle-correct turns")
-    axis.set_ylim(0, 1.02)
-    axis.set_title("Credit λ per director")
-    axis.legend(fontsize="small")
-    figure.tight_layout()
-    path = folder / "lambda.png"
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    written.append(path)
+    written.append(_save(figure, axis, folder / "lambda.png", "Credit λ per director",
+                         "credit share on oracle-correct turns", 1.02))
 
     summary = judged_summary(results)
     if summary:
@@ -170,13 +155,18 @@ def draw_diagnostic_plots(results: list[Any], folder: Path) -> list[Path]:
                      yerr=[0.0 if s != s else s for s in sems], capsize=2,
                      label=f"{entry['label']} ({entry['judge_model']})")
         axis.set_xticks(range(len(codes)), codes, fontsize="small")
-        axis.set_ylabel("mean score ± SEM (Yes 1, No 0)")
-        axis.set_ylim(0, 1.05)
-        axis.set_title("Judge scores per question")
-        axis.legend(fontsize="x-small")
-        figure.tight_layout()
-        path = folder / "judges.png"
-        figure.savefig(path, dpi=110)
-        plt.close(figure)
-        written.append(path)
+        written.append(_save(figure, axis, folder / "judges.png", "Judge scores per question",
+                             "mean score ± SEM (Yes 1, No 0)", 1.05, legend="x-small"))
     return written
+
+
+def _save(figure: Any, axis: Any, path: Path, title: str, ylabel: str, top: float, legend: str = "small") -> Path:
+    """Label a diagnostic bar plot (title, y axis from 0 to ``top``, legend), write it to ``path``, close it."""
+    axis.set_ylabel(ylabel)
+    axis.set_ylim(0, top)
+    axis.set_title(title)
+    axis.legend(fontsize=legend)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    _pyplot().close(figure)
+    return path
