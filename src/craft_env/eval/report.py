@@ -320,15 +320,20 @@ def print_tables(results: list[RunResult], console: Any = None) -> None:
     if console is None:
         print(markdown(results))
         return
+    for title, headers, rows in _tables(results):
+        console.print(rich_table(title, headers, rows))
+
+
+def rich_table(title: str, headers: list[str], rows: list[list[str]]) -> Any:
+    """A rich table of text cells: the first column left-aligned, the numbers right-aligned."""
     from rich.table import Table
 
-    for title, headers, rows in _tables(results):
-        table = Table(title=title, title_justify="left")
-        for index, header in enumerate(headers):
-            table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
-        for cells in rows:
-            table.add_row(*cells)
-        console.print(table)
+    table = Table(title=title, title_justify="left")
+    for index, header in enumerate(headers):
+        table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
+    for cells in rows:
+        table.add_row(*cells)
+    return table
 
 
 def as_json(results: list[RunResult]) -> list[dict[str, Any]]:

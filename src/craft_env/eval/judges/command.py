@@ -62,14 +62,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
         print(title)
         print("\n".join(" | ".join(r) for r in [headers, *rows]))
     else:
-        from rich.table import Table
+        from craft_env.eval.report import rich_table
 
-        table = Table(title=title, title_justify="left")
-        for index, header in enumerate(headers):
-            table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
+        console.print(rich_table(title, headers, rows))
     for c in counts:
         print(f"grader run {c.grader_run}: {c.judged} judged, {c.skipped} already done, {c.unreadable} "
               f"unreadable, {c.errored} failed; {c.calls} calls ({c.cached} replayed), "

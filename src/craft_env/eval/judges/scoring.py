@@ -116,15 +116,8 @@ def question_stats(
     for run, records in by_run.items():
         values = per_run.setdefault(run, [])
         for record in records:
-            if record.get("family") != family or not keep(record):
-                continue
-            if code == "PS6" and _followed(record):
-                continue
-            answer = answer_of(record, code)
-            counts[answer] += 1
-            value = score(family, answer, scoring)
-            if value is not None:
-                values.append(value)
+            if record.get("family") == family and keep(record):
+                values += _item_scores(record, family, (code,), scoring, counts)
     return _stats(per_run, counts)
 
 
@@ -139,20 +132,27 @@ def family_stats(
     for run, records in by_run.items():
         values = per_run.setdefault(run, [])
         for record in records:
-            if record.get("family") != family or not keep(record):
-                continue
-            scores = []
-            for code in codes:
-                if code == "PS6" and _followed(record):
-                    continue
-                answer = answer_of(record, code)
-                counts[answer] += 1
-                value = score(family, answer, scoring)
-                if value is not None:
-                    scores.append(value)
-            if scores:
-                values.append(sum(scores) / len(scores))
+            if record.get("family") == family and keep(record):
+                scores = _item_scores(record, family, codes, scoring, counts)
+                if scores:
+                    values.append(sum(scores) / len(scores))
     return _stats(per_run, counts)
+
+
+def _item_scores(
+    record: dict[str, Any], family: str, codes: Iterable[str], scoring: str, counts: dict[str, int]
+) -> list[float]:
+    """One judged item's scores on ``codes`` (PS6 left out on followed turns), counting every answer."""
+    scores = []
+    for code in codes:
+        if code == "PS6" and _followed(record):
+            continue
+        answer = answer_of(record, code)
+        counts[answer] += 1
+        value = score(family, answer, scoring)
+        if value is not None:
+            scores.append(value)
+    return scores
 
 
 def score_table(
