@@ -22,6 +22,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from reference_model import RefBoard, random_walk  # noqa: E402
 
+from craft_env.core.caches import drop_stale_caches  # noqa: E402
+
 settings.register_profile(
     "ci",
     derandomize=True,
@@ -40,30 +42,12 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 PAPER_FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "craft_paper_structures_20.json"
-PACKAGE_SOURCE = Path(__file__).resolve().parents[1] / "src" / "craft_env"
-
-
-def drop_stale_numba_caches(package: Path) -> int:
-    """Delete the package's numba caches when any source file is newer than the oldest cache entry.
-
-    Numba keys a cached kernel on its own file only, so after editing a
-    kernel that others call from other files, their caches still hold the
-    old code and tests would run it. Returns how many files were deleted.
-    """
-    caches = [path for pattern in ("*.nbi", "*.nbc") for path in package.rglob(f"__pycache__/{pattern}")]
-    if not caches:
-        return 0
-    newest_source = max(path.stat().st_mtime for path in package.rglob("*.py"))
-    if newest_source <= min(path.stat().st_mtime for path in caches):
-        return 0
-    for path in caches:
-        path.unlink(missing_ok=True)
-    return len(caches)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Stale numba caches go before any test runs (``craft_env.core.caches``, also run on import)."""
     if not hasattr(config, "workerinput"):  # once, in the controlling process (pytest-xdist)
-        drop_stale_numba_caches(PACKAGE_SOURCE)
+        drop_stale_caches()
 
 
 @pytest.fixture

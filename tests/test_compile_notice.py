@@ -25,6 +25,7 @@ def test_warm_kernels_are_not_announced(monkeypatch, caplog):
     game = envgame.CraftGame(envgame.EnvConfig())
     game.reset(1)  # compiles (or loads) the kernels and saves their caches
     game.build(game.noop)
+    caplog.clear()  # the game's construction may have announced a cold cache itself
     monkeypatch.setattr(envgame, "_announced", False)
     with caplog.at_level(logging.WARNING, logger="craft_env"):
         assert not envgame.announce_cold_kernels(kernels.play_builder, kernels.reset_row)

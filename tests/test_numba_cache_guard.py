@@ -1,10 +1,10 @@
-"""The test session's guard against stale numba caches (``conftest.drop_stale_numba_caches``)."""
+"""The guard against stale numba caches (``craft_env.core.caches``), run on import and by the test session."""
 
 from __future__ import annotations
 
 import os
 
-from conftest import drop_stale_numba_caches
+from craft_env.core.caches import drop_stale_caches
 
 
 def _package(tmp_path, source_time: float, cache_time: float):
@@ -20,11 +20,11 @@ def _package(tmp_path, source_time: float, cache_time: float):
 
 def test_caches_older_than_a_source_file_are_dropped(tmp_path):
     package, cache, data = _package(tmp_path, source_time=2_000_000, cache_time=1_000_000)
-    assert drop_stale_numba_caches(package) == 2
+    assert drop_stale_caches(package) == 2
     assert not cache.exists() and not data.exists()
 
 
 def test_caches_newer_than_every_source_file_are_kept(tmp_path):
     package, cache, data = _package(tmp_path, source_time=1_000_000, cache_time=2_000_000)
-    assert drop_stale_numba_caches(package) == 0
+    assert drop_stale_caches(package) == 0
     assert cache.exists() and data.exists()

@@ -155,6 +155,12 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument(
         "-o", "--output", default="structures.json", help="output file (default structures.json)"
     )
+    compile_ = commands.add_parser(
+        "compile", help="compile the numba kernels ahead of time (an editable install already does)"
+    )
+    compile_.add_argument(
+        "groups", nargs="*", metavar="GROUP", help="some of envs, api, vector (default: all)"
+    )
     play = commands.add_parser("play", help="take one seat of a game yourself, in the terminal")
     play.add_argument("--seat", required=True, choices=("builder", "D1", "D2", "D3"), help="your seat")
     play.add_argument("--structure", type=int, default=0, help="index of the structure (default 0)")
@@ -324,6 +330,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compile(args: argparse.Namespace) -> int:
+    from craft_env.precompile import GROUPS, compile_and_report
+
+    compile_and_report(args.groups or GROUPS)
+    return 0
+
+
 def cmd_judge(args: argparse.Namespace) -> int:
     from craft_env.eval.judges.command import cmd_judge as run_judge
 
@@ -388,6 +401,7 @@ COMMANDS = {
     "import": cmd_import,
     "export": cmd_export,
     "judge": cmd_judge,
+    "compile": cmd_compile,
 }
 
 

@@ -18,10 +18,15 @@ No PettingZoo, Gymnasium or litellm here. Modules:
 * ``observation``: the flat numeric observations of every env;
 * ``game``: the one game kernel: reset, turn, director and builder steps for one episode row;
 * ``batch``: the vector env's drivers, looping the game kernel over a batch of episodes;
-* ``batch_kernels``: rules, oracle and metrics over a batch of boards (benchmarks and tests).
+* ``batch_kernels``: rules, oracle and metrics over a batch of boards (benchmarks and tests);
+* ``caches``: numba's caches of these kernels, dropped when a source is newer (run on import).
 """
 
-from craft_env.core.board import IllegalMoveError, Structure
-from craft_env.core.moves import Move
+from craft_env.core.caches import drop_stale_caches
+
+drop_stale_caches()
+
+from craft_env.core.board import IllegalMoveError, Structure  # noqa: E402 - after the cache check
+from craft_env.core.moves import Move  # noqa: E402
 
 __all__ = ["IllegalMoveError", "Move", "Structure"]

@@ -1,0 +1,153 @@
+"""Compile the numba kernels ahead of time, into numba's on-disk cache (``docs/environment.md#cold-start``).
+
+A fresh install has no compiled kernels: numba compiles each one the first
+time it runs (about 45 s of CPU for ``craft-env run``, 50 s more for the
+vector env), which would make the first run of every new user slow.
+``craft-env compile`` and the editable install's build step (``build_backend/``
+in the repository) run this module instead, so that the first run only
+loads kernels from the cache.
+
+It does not list kernels and signatures by hand: it plays the workloads
+that use them (short episodes on each env, protocol and oracle condition,
+the scripted team's choice, the public ``Structure``/oracle/metrics calls
+and the vector env's drivers), through the same code paths a user's run
+takes, so numba compiles each kernel for exactly the argument types those
+paths pass. ``tests/test_precompile.py`` checks that a fresh process
+compiles nothing after it.
+
+Groups: ``envs`` (``craft_env.env()``, ``parallel_env()``, text mode, the
+scripted team: what ``craft-env run`` needs), ``api`` (the core's public
+functions) and ``vector`` (``craft_env.vector_env()``, serial and
+``prange`` drivers). Run ``python -m craft_env.precompile [GROUP ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+GROUPS = ("envs", "api", "vector")
+_log = logging.getLogger("craft_env")
+
+
+def _first_allowed(mask: np.ndarray, last: bool = False) -> int:
+    allowed = np.flatnonzero(mask)
+    return int(allowed[-1] if last else allowed[0])
+
+
+def _play_envs() -> None:
+    """Short episodes on the AEC and Parallel envs under every switch that changes a kernel's types.
+
+    The directors of the AEC episodes choose as the scripted team's do (``core.scripted``).
+    """
+    from craft_env.agents.scripted import ScriptedDirector
+    from craft_env.envs.craft import parallel_env, raw_env
+
+    director = ScriptedDirector()
+    for keywords in ({}, {"oracle_n": 5}, {"protocol": "paper"}, {"message_mode": "text", "oracle_n": 5}):
+        aec = raw_env(**keywords)
+        aec.reset(seed=1)
+        for step, agent in enumerate(aec.agent_iter(12)):
+            observation, _, terminated, truncated, _ = aec.last()
+            if terminated or truncated:
+                action = None
+            elif agent in aec.seat_of:
+                action, _ = director.choose(observation["observation"], observation["action_mask"],
+                                            aec.seat_of[agent], aec.game.n, aec.game.height)
+            else:
+                action = _first_allowed(observation["action_mask"], bool(step % 2))
+            aec.step(action)
+        aec.state()
+        parallel = parallel_env(**keywords)
+        observations, _ = parallel.reset(seed=2)
+        for _ in range(6):
+            if not parallel.agents:
+                break
+            actions = {a: _first_allowed(observations[a]["action_mask"], True) for a in parallel.agents}
+            observations, *_ = parallel.step(actions)
+        parallel.state()
+
+
+def _use_api() -> None:
+    """The core's public functions on ``Structure`` objects, and the rules the runner reads from Python."""
+    from craft_env import metrics, oracle, views
+    from craft_env.core.board import Structure
+    from craft_env.core.generator import generate_structure
+    from craft_env.core.rules import landing_layer_at
+
+    target = generate_structure(seed=4)
+    board = Structure.empty()
+    for _ in range(3):
+        moves = oracle.optimal_moves(board, target)
+        oracle.optimal_mask(board, target)
+        oracle.distance(board, target)
+        metrics.score(board, target)
+        board.legal_moves()
+        board.legal_mask()
+        board = board.apply(moves[0])
+    oracle.plan(board, target)
+    board.apply_action(board.legal_moves()[0].to_action(board.n))
+    views.director_views(target)
+    target.to_dict()
+    target.partner(0, 0, 0)
+    landing_layer_at(0, 0)
+
+
+def _play_vector() -> None:
+    """The vector env's drivers: serial, and ``prange`` for the builder phase from its threshold."""
+    from craft_env.core.batch import PARALLEL_MIN_BATCH
+    from craft_env.envs.vector import vector_env
+
+    for num_envs in (2, PARALLEL_MIN_BATCH["builder"]):
+        env = vector_env(num_envs=num_envs, oracle_n=5)
+        env.reset(seed=5)
+        for step in range(4):
+            if env.builder_phase:
+                env.step(env.sample_actions(seed=step))
+            else:
+                env.step(env.scripted_intents())
+        env.state()
+
+
+WORKLOADS: dict[str, Callable[[], None]] = {"envs": _play_envs, "api": _use_api, "vector": _play_vector}
+
+
+def compile_kernels(groups: Iterable[str] = GROUPS) -> dict[str, float]:
+    """Run each group's workload (compiling what the cache lacks); returns seconds per group."""
+    groups = list(groups)
+    unknown = [g for g in groups if g not in WORKLOADS]
+    if unknown:
+        raise ValueError(f"groups: unknown group(s) {unknown!r}; expected some of {', '.join(GROUPS)}")
+    seconds = {}
+    for group in groups:
+        start = time.perf_counter()
+        WORKLOADS[group]()
+        seconds[group] = time.perf_counter() - start
+        _log.info("compiled %s in %.1f s", group, seconds[group])
+    return seconds
+
+
+def compile_and_report(groups: Iterable[str] = GROUPS) -> None:
+    """``compile_kernels``, printing one line of seconds per group (``craft-env compile``)."""
+    for group, seconds in compile_kernels(groups).items():
+        print(f"{group}: {seconds:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m craft_env.precompile", description=__doc__.splitlines()[0])
+    parser.add_argument("groups", nargs="*", default=list(GROUPS), help=f"some of {', '.join(GROUPS)}")
+    args = parser.parse_args(argv)
+    try:
+        compile_and_report(args.groups)
+    except ValueError as error:
+        parser.error(str(error))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
