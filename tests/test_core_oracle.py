@@ -11,6 +11,8 @@ Three independent checks:
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections import deque
 
 import numpy as np
@@ -157,6 +159,39 @@ def test_size_mismatch_and_types():
         oracle.optimal_moves(Structure.empty(3, 3), Structure.empty(4, 3))
     with pytest.raises(TypeError):
         oracle.distance(Structure.empty(), "not a structure")
+
+
+def test_optimal_moves_from_several_threads():
+    """``optimal_moves`` reuses a buffer per thread: threads calling it at once each get their own answers."""
+    pairs = []
+    for k in range(6):
+        target = generate_structure(k)
+        steps = oracle.plan(Structure.empty(), target)
+        board = Structure.empty()
+        for move in steps[: len(steps) * k // 6]:
+            board = board.apply(move)
+        pairs.append((board, target))
+    expected = [oracle.optimal_moves(board, target) for board, target in pairs]
+    wrong = []
+
+    def work(offset: int) -> None:
+        for _ in range(300):
+            for k in range(len(pairs)):
+                board, target = pairs[(k + offset) % len(pairs)]
+                if oracle.optimal_moves(board, target) != expected[(k + offset) % len(pairs)]:
+                    wrong.append(k)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(offset,)) for offset in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong
 
 
 # --------------------------------------------------------------- sampling

@@ -66,6 +66,16 @@ def cached_moves(n: int, height: int) -> list[list[Move]]:
 
 
 @functools.lru_cache(maxsize=None)
+def flat_moves(n: int, height: int) -> list[Move]:
+    """``cached_moves`` in one list: ``flat_moves(n, height)[action * (height + 1) + layer + 1]``.
+
+    The same objects; one index per move lets a kernel name a move with one
+    int (``oracle.optimal_move_indices``).
+    """
+    return [move for row in _move_cache(n, height) for move in row]
+
+
+@functools.lru_cache(maxsize=None)
 def _default_wall_size(n: int) -> int:
     """How many cells lie on a default seat's wall (row 0, column 0 or column n-1)."""
     return sum(1 for i in range(n) for j in range(n) if i == 0 or j == 0 or j == n - 1)

@@ -27,10 +27,13 @@ objects and are the public ``craft_env.oracle``.
 
 from __future__ import annotations
 
+import threading
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-from craft_env.core.board import Structure, cached_move, cached_moves
+from craft_env.core.board import Structure, cached_move, flat_moves
 from craft_env.core.encoding import KIND_REMOVE, action_table
 from craft_env.core.moves import Move
 from craft_env.core.rules import apply_action_inplace, partner_cell, stack_height
@@ -163,19 +166,24 @@ def fill_optimal_mask(current, target, n, pair_of, large_offset, remove_offset, 
 
 
 @njit(cache=True)
-def optimal_action_layers(current, target, n, pair_of, large_offset, remove_offset, out):
-    """Write the optimal ``(action id, layer)`` rows, ids increasing, into ``out`` (int16 ``(A, 2)``).
+def optimal_move_indices(current, target, n, pair_of, large_offset, remove_offset, out):
+    """Write the optimal moves, action ids increasing, into ``out`` (int16, ``n*n`` long); return the count.
 
-    Returns how many rows were written.
+    Each entry indexes ``board.flat_moves(n, height)``: ``action * (height + 1)
+    + layer + 1``, one int per move so that ``optimal_moves`` reads one list.
+    At most one action per cell is optimal (see ``optimal_from_keep``), so
+    ``n*n`` entries suffice; the scan stops at the last one.
     """
-    codes = np.empty(out.shape[0], np.int8)
-    fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset, codes)
+    stride = current.shape[1] + 1
+    codes = np.empty(remove_offset + n * n, np.int8)
+    total = fill_optimal_layers(current, target, n, pair_of, large_offset, remove_offset, codes)
     count = 0
-    for action in range(codes.shape[0]):
+    action = 0
+    while count < total:
         if codes[action]:
-            out[count, 0] = action
-            out[count, 1] = codes[action] - 1
+            out[count] = action * stride + codes[action]
             count += 1
+        action += 1
     return count
 
 
@@ -227,9 +235,12 @@ def _check_pair(current: Structure, target: Structure) -> None:
 
 
 def distance(current: Structure, target: Structure) -> int:
-    """The fewest moves that turn ``current`` into ``target``."""
+    """The fewest moves that turn ``current`` into ``target``.
+
+    Reads the boards' slots, not the ``array`` property, as ``optimal_moves`` does (speed).
+    """
     _check_pair(current, target)
-    return int(distance_arrays(current.array, target.array, current.n))
+    return int(distance_arrays(current._cells, target._cells, current.n))
 
 
 def optimal_mask(current: Structure, target: Structure) -> np.ndarray:
@@ -255,29 +266,59 @@ def optimal_actions(current: Structure, target: Structure) -> np.ndarray:
     return ids[:count]
 
 
-def _optimal_rows(current: Structure, target: Structure) -> np.ndarray:
-    """The optimal ``(action id, layer)`` rows, ids increasing (int16 ``(k, 2)``)."""
-    _check_pair(current, target)
-    table = action_table(current.n)
-    out = np.empty((table.num_actions, 2), np.int16)
-    count = optimal_action_layers(
-        current.array, target.array, current.n, table.pair_of, table.large_offset, table.remove_offset, out
+class _Scratch(NamedTuple):
+    """What ``optimal_moves`` needs for one board size: the action table's arguments, the moves, a buffer."""
+
+    pair_of: np.ndarray
+    large_offset: int
+    remove_offset: int
+    moves: list[Move]  # ``flat_moves(n, height)``
+    out: np.ndarray  # int16, ``n*n``: ``optimal_move_indices`` writes here
+    view: memoryview  # of ``out``: slicing and iterating it is cheaper than through numpy
+
+
+_PER_THREAD = threading.local()
+
+
+def _new_scratch(n: int, height: int) -> _Scratch:
+    """The calling thread's ``_Scratch`` for this size, made on first use.
+
+    One per thread, so concurrent callers never share ``out`` between the
+    kernel writing it and the list being read from it.
+    """
+    try:
+        by_size = _PER_THREAD.by_size
+    except AttributeError:
+        by_size = _PER_THREAD.by_size = {}
+    table = action_table(n)
+    out = np.empty(n * n, np.int16)
+    scratch = by_size[n, height] = _Scratch(
+        table.pair_of, table.large_offset, table.remove_offset, flat_moves(n, height), out, memoryview(out)
     )
-    return out[:count]
-
-
-def _moves_for(current: Structure, rows: np.ndarray) -> list[Move]:
-    moves = cached_moves(current.n, current.height)
-    return [moves[action][layer + 1] for action, layer in rows.tolist()]
+    return scratch
 
 
 def optimal_moves(current: Structure, target: Structure) -> list[Move]:
-    """The legal moves after which ``distance`` drops by exactly one (with layers).
+    """The legal moves after which ``distance`` drops by exactly one (with layers), action ids increasing.
 
     Empty exactly when ``current == target``. A large removal appears once
     per half (the two cells name the same block), as in the action table.
+    The hot path of the oracle, so it is written for speed (a few microseconds,
+    ``benchmarks/bench_core.py``): one kernel call on the boards' slots (not the
+    ``array`` property), per-size tables and buffer cached per thread
+    (``_new_scratch``), and a plain loop (cheaper than a comprehension here).
     """
-    return _moves_for(current, _optimal_rows(current, target))
+    _check_pair(current, target)
+    n, height = current.n, current.height
+    try:
+        pair_of, large_offset, remove_offset, moves, out, view = _PER_THREAD.by_size[n, height]
+    except (AttributeError, KeyError):
+        pair_of, large_offset, remove_offset, moves, out, view = _new_scratch(n, height)
+    count = optimal_move_indices(current._cells, target._cells, n, pair_of, large_offset, remove_offset, out)
+    result = []
+    for index in view[:count]:
+        result.append(moves[index])
+    return result
 
 
 def plan(current: Structure, target: Structure) -> list[Move]:
@@ -310,7 +351,7 @@ def sample_candidates(
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n: number of candidates must be a non-negative int, got {n!r}")
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    rows = _optimal_rows(current, target)
-    if len(rows) > n:
-        rows = rows[generator.choice(len(rows), size=n, replace=False)]
-    return _moves_for(current, rows)
+    moves = optimal_moves(current, target)
+    if len(moves) > n:
+        moves = [moves[k] for k in generator.choice(len(moves), size=n, replace=False).tolist()]
+    return moves
