@@ -31,7 +31,7 @@ from craft_env.core.game import (
     begin_turn_row,
     builder_row,
     reset_row,
-    speak,
+    speak_slots,
 )
 from craft_env.core.observation import fill_state, played_fraction
 from craft_env.core.random import STREAM_SAMPLE, STREAM_VECTOR_EPISODE, derive_seed, draw
@@ -73,15 +73,8 @@ def game_directors(config, episode, intents, legal):
     c = Config(*config)
     e = Episode(*episode)
     for b in range(e.spoken.shape[0]):
-        for s in range(legal.shape[1]):
-            legal[b, s] = True
-        for k in range(e.order.shape[1]):
-            s = e.order[b, k]
-            intent = intents[b, s]
-            in_range = 0 <= intent < c.num_intents
-            allowed = speak(e.director_masks[b], e.spoken[b], s, intent if in_range else 0, e.director_obs[b],
-                            e.builder_obs[b])
-            legal[b, s] = in_range and allowed
+        speak_slots(e.director_masks[b], e.spoken[b], e.order[b], intents[b], c.num_intents, e.director_obs[b],
+                    e.builder_obs[b], legal[b])
 
 
 @njit(cache=True)

@@ -30,7 +30,8 @@ A turn
 given), start board, scores, then ``begin_turn_row``. ``begin_turn_row``
 draws the speaking slots and the oracle candidates from the episode seed's
 streams (``core.random``) and writes the builder's and every director's
-mask. ``speak`` is a director's action (one slot). ``builder_row`` checks,
+mask. ``speak`` is a director's action (one slot), ``speak_slots`` a
+whole director phase. ``builder_row`` checks,
 plays and scores the builder's move, updates the kept observations and
 reports whether the episode ended; the caller then begins the next turn
 (``begin_turn_row``), closes the episode (``close_row``) or, in the vector
@@ -514,6 +515,25 @@ def speak(director_masks, spoken, seat, intent, director_obs, builder_obs):
     what it said.
     """
     return note_intent(director_masks, spoken, seat, intent, director_obs, builder_obs)
+
+
+@njit(cache=True)
+def speak_slots(director_masks, spoken, order, intents, num_intents, director_obs, builder_obs, legal):
+    """The director phase of one episode: each speaking slot's seat says ``intents[seat]``.
+
+    Arguments are one episode's rows (``order`` its slots, ``intents`` one
+    id per seat). An id outside ``0..num_intents-1`` or outside the seat's
+    mask is the no-op; ``legal[seat]`` records whether what the seat said
+    was allowed (True for a seat that held no slot this turn).
+    """
+    for s in range(legal.shape[0]):
+        legal[s] = True
+    for k in range(order.shape[0]):
+        s = order[k]
+        intent = intents[s]
+        in_range = 0 <= intent < num_intents
+        allowed = speak(director_masks, spoken, s, intent if in_range else 0, director_obs, builder_obs)
+        legal[s] = in_range and allowed
 
 
 @njit(cache=True)
