@@ -1,14 +1,16 @@
 """CRAFT as PettingZoo environments: ``env()`` / ``raw_env`` (AEC) and ``parallel_env()``.
 
-Three directors each see one private wall of a target 3D block structure;
-they must talk a builder into building it.
+Directors (three by default) each see one private wall of a target 3D
+block structure; they must talk a builder into building it.
 
 ====================  ========================================================
 Import                ``craft_env.env()``, ``craft_env.parallel_env()``,
                       ``craft_env.raw_env``
 Agents                ``director_1``, ``director_2``, ``director_3`` (seats
-                      D1 left, D2 far, D3 right) and ``builder``
-Turn                  three speaking slots, then the builder makes one move.
+                      D1 left, D2 far, D3 right) and ``builder``; with
+                      ``seats=``, ``director_k`` per seated ``Dk`` (D0 near,
+                      ``docs/rules.md`` "Seats") in the order given
+Turn                  one speaking slot per seat, then the builder moves.
                       Protocol craft: every director speaks once (seeded
                       shuffled order, or fixed). Protocol paper: each slot
                       is a seeded draw with replacement, so a director may
@@ -25,8 +27,8 @@ Builder action        ``Discrete(115)``: action ids (``core.encoding``; 114
 Observation           ``{"observation": Box(0, 1, (D,), float32),
                       "action_mask": Box(0, 1, (A,), int8)}`` plus ``"text"``
                       (``Text``) when text observations are on;
-                      D = 943 (directors) / 841 (builder) at 3x3x3, layout in
-                      ``core.observation``
+                      D = 943 (directors) / 841 (builder) at 3x3x3 and
+                      three seats, layout in ``core.observation``
 Rewards               shared by the team, paid on the builder's step:
                       ``progress_delta`` (change in the paper's progress),
                       ``distance`` (oracle distance before minus after), or
@@ -58,12 +60,14 @@ Render modes          ``human`` (prints the ``ansi`` frame), ``ansi``,
 
 Configuration (keyword arguments, validated; see ``envs.config``):
 ``structure`` (a ``Structure``, an index into the bundled evaluation set, or
-``None`` = generate from the reset seed), ``max_turns=20`` (or
+``None`` = generate from the reset seed), ``seats`` (the seated directors,
+default ``("D1", "D2", "D3")``; any non-empty subset of D0..D3),
+``max_turns=20`` (or
 ``max_cycles``, see the table), ``oracle_n=None``
 (None: the builder's mask is every legal move; n: n sampled optimal moves +
 no-op, the paper's oracle condition), ``start`` (``empty``, ``first_layer``,
-``first_two_layers``, ``wall_D1``, ``wall_D2``, ``wall_D3``),
-``director_order`` (``"random"``, ``"fixed"`` or a permutation of seats),
+``first_two_layers``, ``wall_D0`` .. ``wall_D3`` of a seated director),
+``director_order`` (``"random"``, ``"fixed"`` or a permutation of the seats),
 ``director_sees`` (``full`` board or only the ``walls``; default: the
 protocol's), ``reward``, ``protocol`` (``"craft"`` default or ``"paper"``,
 the paper's code: see ``core.protocol`` and ``docs/rules.md``),

@@ -2,7 +2,8 @@
 
 ``run_benchmark(settings)`` plays every selected structure ``runs`` times
 through the AEC environment in text mode (the paper's protocol: each turn
-the three directors speak once in a seeded order, then the builder moves),
+the seated directors, ``settings.seats``, D1, D2, D3 by default, speak once
+in a seeded order, then the builder moves),
 with the agents the settings name. Games run concurrently (asyncio, at most
 ``concurrency`` at once); every turn is appended to ``run_<k>/log.jsonl``
 and flushed as it happens (``logs``).
