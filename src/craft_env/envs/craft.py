@@ -244,10 +244,9 @@ class _CraftBase:
         obs = game.director_obs.copy()
         masks = (game.director_masks if builder_idle else self._noop_director_masks).copy()
         builder_mask = (self._noop_builder_mask if builder_idle else game.builder_mask).copy()
-        observations = {
-            agent: {"observation": row, "action_mask": mask}
-            for agent, row, mask in zip(self.directors, obs, masks)
-        }
+        observations = {}
+        for agent, row, mask in zip(self.directors, obs, masks):  # a loop: cheaper than a comprehension here
+            observations[agent] = {"observation": row, "action_mask": mask}
         observations[BUILDER] = {"observation": game.builder_obs.copy(), "action_mask": builder_mask}
         if self._text_observations:
             for agent, obs in observations.items():
