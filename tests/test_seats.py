@@ -302,6 +302,19 @@ def test_cli_run_records_the_seats_and_resume_refuses_others(tmp_path, capsys):
     assert speakers == {"D0", "D1", "D2", "D3"}
 
 
+def test_replay_and_transcript_show_the_seated_walls(tmp_path):
+    from craft_env.eval.replay import replay_data
+    from craft_env.eval.transcript import game_transcript
+
+    out = tmp_path / "near"
+    run_benchmark(RunSettings(out=str(out), structures=[0], turns=2, seats=("D0", "D2")))
+    (game,) = replay_data([out])["games"]
+    assert list(game["walls"]) == ["D0", "D2"] and game["walls"]["D0"]["side"] == "near"
+    assert "seats D0,D2" in game["condition"]
+    assert [1, 1] in game["hidden"] and [2, 1] not in game["hidden"]
+    assert "at D0,D2" in game_transcript(out, "0")
+
+
 def test_api_resume_refuses_other_seats(tmp_path):
     out = tmp_path / "run"
     run_benchmark(RunSettings(out=str(out), structures=[0], turns=2, seats=("D1", "D3")))
@@ -361,3 +374,29 @@ def test_a_d0_directors_text_observation_and_prompt_name_its_seat():
     builder = builder_system_prompt(3, 3, True, seats=("D0", "D2"))
     assert "FOLLOWED: <the director whose message you acted on: D0 or D2>" in builder
     assert "Three directors sit around the grid: D1 on the builder's left" in builder_system_prompt(3, 3, True)
+
+
+def test_play_takes_only_a_seated_seat():
+    from craft_env.eval.play import play_settings
+
+    with pytest.raises(ValueError, match="seat"):
+        play_settings("D0", out="unused")
+    settings_ = play_settings("D0", out="unused", seats="D0,D2")
+    assert settings_.person == "D0" and settings_.seats == ("D0", "D2")
+
+
+@pytest.mark.parametrize("seats", [("D1",), ALL_SEATS])
+def test_the_homogenising_wrappers_follow_the_seats(seats):
+    from craft_env.wrappers import homogeneous_env, homogeneous_parallel_env
+
+    parallel = homogeneous_parallel_env(seats=seats)
+    observations, _ = parallel.reset(seed=0)
+    assert list(observations) == _agents(seats)
+    shapes = {parallel.observation_space(agent)["observation"].shape for agent in parallel.possible_agents}
+    assert shapes == {(director_obs_dim(3, 3, len(seats), INTENTS) + 2,)}
+    aec = homogeneous_env(seats=seats, max_turns=3)
+    aec.reset(seed=0)
+    for agent in aec.agent_iter():
+        obs, _, termination, truncation, _ = aec.last()
+        aec.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0]))
+    assert aec.possible_agents == _agents(seats)

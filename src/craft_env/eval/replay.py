@@ -234,7 +234,7 @@ def _seats(config: dict[str, Any]) -> tuple[str, ...]:
     return tuple(config.get("seats") or DEFAULT_SEATS)
 
 
-def _walls(target: Any, seats: tuple[str, ...]) -> dict[str, Any]:
+def _walls(target: Any, seats: tuple[str, ...] = DEFAULT_SEATS) -> dict[str, Any]:
     """Each seated director's view of the target: cells left to right, ``[colour, size]`` per slot, layer."""
     from craft_env.core.encoding import COLOUR_NAMES, format_position
     from craft_env.core.views import SEAT_SIDES, seat_cells, seat_view
@@ -381,7 +381,7 @@ def game_record(run: RunGames, game: GameLog, target: Any) -> dict[str, Any]:
     }
 
 
-def _hidden(structure: Any, seats: tuple[str, ...]) -> list[list[int]]:
+def _hidden(structure: Any, seats: tuple[str, ...] = DEFAULT_SEATS) -> list[list[int]]:
     from craft_env.core.views import hidden_cells
 
     if structure is None:
