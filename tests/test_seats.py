@@ -400,3 +400,17 @@ def test_the_homogenising_wrappers_follow_the_seats(seats):
         obs, _, termination, truncation, _ = aec.last()
         aec.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[0]))
     assert aec.possible_agents == _agents(seats)
+
+
+def test_frames_label_the_seated_directors():
+    from craft_env.envs.render import render_panel, seat_labels
+
+    assert [label for label, _ in seat_labels()] == ["D1", "D2", "D3", "BUILDER"]
+    assert [label for label, _ in seat_labels(("D0", "D3"))] == ["D3", "BUILDER D0"]
+    board = craft_env.load_eval_set()[0]
+    assert render_panel(board).shape == render_panel(board, seats=("D0", "D3")).shape
+    assert not np.array_equal(render_panel(board), render_panel(board, seats=("D0", "D3")))
+    env = craft_env.raw_env(seats=ALL_SEATS, render_mode="ansi")
+    env.reset(seed=0)
+    frame = env.render()
+    assert all(f"{seat} wall" in frame for seat in ALL_SEATS)

@@ -4,8 +4,11 @@ Model names: ``"scripted"`` (the built-in team, no litellm), ``"random"``
 (uniform over the mask), or any litellm model string
 (``openai/gpt-4o-mini``, ``anthropic/...``, ``ollama/...``, and our offline
 ``scripted/team``). ``person`` names the seat a person plays in
-``craft-env play`` (``builder``, ``D1``, ``D2``, ``D3``; None in a benchmark
-run), so a game's ``config.json`` says who sat where. A bad value raises
+``craft-env play`` (``builder`` or one of the ``seats``; None in a benchmark
+run), so a game's ``config.json`` says who sat where. ``seats`` are the
+seated directors (``core.views.check_seats``; default D1, D2, D3, or a
+string such as ``"D0,D1,D2,D3"``), saved as a list; a config saved before
+seats existed seated the default three. A bad value raises
 ``ValueError`` naming the field.
 
 ``dataset`` is a bundled set by name (``"paper"``, the default: the paper's
