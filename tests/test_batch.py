@@ -22,10 +22,12 @@ from craft_env.core.intents import fill_director_mask, intent_groups, intent_tab
 from craft_env.core.metrics import fill_scores
 from craft_env.core.oracle import distance_arrays, fill_keep_levels, fill_optimal_mask, optimal_from_keep
 from craft_env.core.rules import apply_action_inplace, check_action, fill_legal_mask
-from craft_env.core.starts import STARTS, fill_start
+from craft_env.core.starts import LAYER_STARTS, STARTS, fill_start, start_code
+from craft_env.core.views import DEFAULT_SEATS as SEATS
 from craft_env.core.views import seat_cell_indices
 
-SEATS = ("D1", "D2", "D3")
+#: The starts of a game with the default seats (a wall start needs its seat seated).
+SEATED_STARTS = [start for start in STARTS if start in LAYER_STARTS or start[len("wall_"):] in SEATS]
 BATCH_SIZES = (1, 2, 7, 8, 9, 40)
 LOW_THRESHOLD = 8
 
@@ -35,7 +37,7 @@ def start_board(target: np.ndarray, n: int, start: str) -> np.ndarray:
     """Start ``start`` (one of ``STARTS``) of ``target``, from zeroed scratch into a new array."""
     walls = np.stack([seat_cell_indices(seat, n) for seat in SEATS])
     board = np.zeros_like(target)
-    fill_start(target, n, STARTS.index(start), walls, np.zeros(n * n, np.int8), board)
+    fill_start(target, n, start_code(start, SEATS), walls, np.zeros(n * n, np.int8), board)
     return board
 def random_walk(board: np.ndarray, n: int, rng: np.random.Generator, steps: int, remove_bias: bool) -> np.ndarray:
     """Play ``steps`` random legal moves on a copy of ``board`` with the single-board kernels."""
@@ -256,9 +258,9 @@ def test_starts_and_optimal_masks_ignore_whatever_their_scratch_holds(case, garb
     walls = np.stack([seat_cell_indices(seat, n) for seat in SEATS])
     table = action_table(n)
     for board, target in zip(boards, targets):
-        for code, start in enumerate(STARTS):
+        for start in SEATED_STARTS:
             out = np.full_like(target, 9)
-            fill_start(target, n, code, walls, np.full(n * n, garbage, np.int8), out)
+            fill_start(target, n, start_code(start, SEATS), walls, np.full(n * n, garbage, np.int8), out)
             assert np.array_equal(out, start_board(target, n, start)), start
         keep = np.empty(n * n, np.int8)
         fill_keep_levels(board, target, n, keep)

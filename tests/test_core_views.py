@@ -41,8 +41,8 @@ EXPECTED_3 = {
     "D2": ["r1 b1 g1", "-- y2 y2", "-- -- b1"],
     # D3, builder's right, column 2 from the near row to the far row.
     "D3": ["b1 o1 r1", "b2 b2 --", "-- -- --"],
-    # D4, the optional near seat, row 2 from left to right.
-    "D4": ["g2 g2 b1", "r1 -- b1", "-- -- --"],
+    # D0, the optional near seat, row 2 from left to right.
+    "D0": ["g2 g2 b1", "r1 -- b1", "-- -- --"],
 }
 
 BOARD_4 = Structure.from_ascii(
@@ -62,7 +62,7 @@ EXPECTED_4 = {
     "D1": ["g1 o1 b2 b2", "-- -- -- --"],
     "D2": ["y1 r1 b1 g1", "-- -- -- --"],
     "D3": ["o1 g2 g2 y1", "-- -- -- --"],
-    "D4": ["b1 r2 r2 o1", "-- -- -- --"],
+    "D0": ["b1 r2 r2 o1", "-- -- -- --"],
 }
 
 
@@ -88,7 +88,7 @@ def test_seat_geometry():
     assert seat_cells("D1", 3) == [(0, 0), (1, 0), (2, 0)]
     assert seat_cells("D2", 3) == [(0, 2), (0, 1), (0, 0)]
     assert seat_cells("D3", 3) == [(2, 2), (1, 2), (0, 2)]
-    assert seat_cells("D4", 3) == [(2, 0), (2, 1), (2, 2)]
+    assert seat_cells("D0", 3) == [(2, 0), (2, 1), (2, 2)]
     assert seat_cells("D3", 4) == [(3, 3), (2, 3), (1, 3), (0, 3)]
     assert hidden_cells(3) == [(1, 1), (2, 1)]
     assert hidden_cells(3, ALL_SEATS) == [(1, 1)]
@@ -111,7 +111,7 @@ def test_view_format():
 
 
 def test_hidden_cells_never_show():
-    """Boards that differ only at (1,1) and (2,1) look the same to D1, D2, D3; D4 sees (2,1)."""
+    """Boards that differ only at (1,1) and (2,1) look the same to D1, D2, D3; D0 sees (2,1)."""
     plain = Structure.from_ascii(
         """
         layer 0
@@ -130,8 +130,8 @@ def test_hidden_cells_never_show():
         """
     )
     assert director_views(plain) == director_views(domino)
-    assert tokens(seat_view(plain, "D4")) == ["b1 r1 g1", "-- -- --", "-- -- --"]
-    assert tokens(seat_view(domino, "D4")) == ["b1 o1 g1", "-- -- --", "-- -- --"]
+    assert tokens(seat_view(plain, "D0")) == ["b1 r1 g1", "-- -- --", "-- -- --"]
+    assert tokens(seat_view(domino, "D0")) == ["b1 o1 g1", "-- -- --", "-- -- --"]
 
 
 @pytest.mark.parametrize("n", range(2, 7))

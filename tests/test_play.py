@@ -203,7 +203,7 @@ def test_options_lists_what_the_mask_allows():
 @pytest.mark.parametrize(
     "field, kwargs",
     [
-        ("seat", {"seat": "D4"}),
+        ("seat", {"seat": "D5"}),
         ("structure", {"seat": "builder", "structure": -1}),
         ("structures", {"seat": "builder", "structure": 999}),
         ("turns", {"seat": "builder", "turns": 0}),

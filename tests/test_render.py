@@ -282,9 +282,9 @@ def test_ansi_keeps_the_last_messages_and_colours_on_request():
 
 def test_ansi_other_sizes_and_dict_messages():
     structure = generate_structure(2, n=5, height=4)
-    views = director_views(structure, seats=("D1", "D2", "D3", "D4"))
-    text = render_ansi(structure, views, [{"speaker": "D4", "text": "hello"}], width=80)
-    assert "D4 wall" in text and "D4: hello" in text and "layer 3" in text
+    views = director_views(structure, seats=("D1", "D2", "D3", "D0"))
+    text = render_ansi(structure, views, [{"speaker": "D0", "text": "hello"}], width=80)
+    assert "D0 wall" in text and "D0: hello" in text and "layer 3" in text
     assert max(len(line) for line in text.splitlines()) <= 80
     assert render_ansi(Structure.empty(2, 1)).startswith("board 2x2x1, 0 blocks")
 

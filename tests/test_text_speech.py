@@ -23,7 +23,7 @@ from craft_env.text import (
     text_to_intent,
 )
 
-SEATS = ("D1", "D2", "D3", "D4")
+SEATS = ("D1", "D2", "D3", "D0")
 RED, BLUE, GREEN, ORANGE = 2, 1, 0, 4
 
 
@@ -82,7 +82,7 @@ def test_every_intent_round_trips(seat, n):
         ("D1", Move.place("rs", (0, 0), layer=0)),
         ("D2", Move.place("rs", (0, 2), layer=0)),
         ("D3", Move.place("rs", (2, 2), layer=0)),
-        ("D4", Move.place("rs", (2, 0), layer=0)),
+        ("D0", Move.place("rs", (2, 0), layer=0)),
     ],
 )
 def test_left_is_the_seats_own_left(seat, move):
@@ -202,9 +202,9 @@ def test_parse_director_message_noop_and_nothing():
 
 
 def test_parse_director_message_other_sizes():
-    table = intent_table("D4", 4, 4)
+    table = intent_table("D0", 4, 4)
     text = "put a small yellow block on my 3rd from left column, third layer"
-    assert parse_director_message(text, "D4", 4, 4) == [table.small(2, 2, 3)]
+    assert parse_director_message(text, "D0", 4, 4) == [table.small(2, 2, 3)]
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
@@ -259,7 +259,7 @@ def test_frame_description_names_the_wall_cells(seat):
     assert f"your left column is ({cells[0][0]},{cells[0][1]})" in text
     assert f"your right column is ({cells[2][0]},{cells[2][1]})" in text
     assert seat in text
-    same = "are the builder's" if seat == "D4" else "are not the builder's"
+    same = "are the builder's" if seat == "D0" else "are not the builder's"
     assert f"Your left and right {same}" in text
     assert "bottom = layer 0, middle = layer 1, top = layer 2" in director_frame_description(seat, 3, 3)
 

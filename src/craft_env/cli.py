@@ -41,6 +41,7 @@ _RESUMABLE = {
     "protocol": "protocol",
     "builder_tools": "builder-tools",
     "max_tool_calls": "max-tool-calls",
+    "seats": "seats",
 }
 _DEFAULTS = {
     "director_model": "scripted",
@@ -97,7 +98,11 @@ def _parser() -> argparse.ArgumentParser:
         "--oracle-n", type=int, help="candidate moves shown to the builder; 0 = no oracle (default 5)"
     )
     run.add_argument(
-        "--start", help="starting board: empty (default), first_layer, first_two_layers, wall_D1..3"
+        "--seats", help="the seated directors, comma-separated from D0 (near), D1, D2, D3 (default D1,D2,D3)"
+    )
+    run.add_argument(
+        "--start",
+        help="starting board: empty (default), first_layer, first_two_layers, wall_D0..3 (a seated wall)",
     )
     run.add_argument("--director-order", choices=("random", "fixed"), help="speaking order (default random)")
     run.add_argument("--seed", type=int, help="base seed of every game (default 0)")
@@ -162,7 +167,8 @@ def _parser() -> argparse.ArgumentParser:
         "groups", nargs="*", metavar="GROUP", help="some of envs, api, vector (default: all)"
     )
     play = commands.add_parser("play", help="take one seat of a game yourself, in the terminal")
-    play.add_argument("--seat", required=True, choices=("builder", "D1", "D2", "D3"), help="your seat")
+    play.add_argument("--seat", required=True, help="your seat: builder or one of the seated directors")
+    play.add_argument("--seats", help="the seated directors, e.g. D0,D1,D2,D3 (default D1,D2,D3)")
     play.add_argument("--structure", type=int, default=0, help="index of the structure (default 0)")
     play.add_argument("--dataset", help="a structures JSON file (default: the bundled set)")
     play.add_argument("--others", default="scripted", help="the other seats: 'scripted' (default) or a model")
@@ -349,6 +355,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     settings = play_settings(
         args.seat, args.structure, args.others, args.out, dataset=args.dataset, api_base=args.api_base,
         turns=args.turns, oracle_n=args.oracle_n, seed=args.seed,
+        **({} if args.seats is None else {"seats": args.seats}),
     )
     _check_models(settings)
     play(settings)

@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
+from craft_env.core.views import DEFAULT_SEATS
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,8 @@ class Usage:
 class AgentContext:
     """What one agent may know when it acts (see the module docstring).
 
-    ``seat`` is ``"D1"``.. for a director and ``None`` for the builder;
+    ``seat`` is ``"D0"``.. ``"D3"`` for a director and ``None`` for the
+    builder; ``seats`` every seated director (``core.views``);
     ``candidates`` is the oracle's shortlist shown to the builder (``None``
     without the oracle condition, and always ``None`` for directors).
     ``structure_index`` and ``run`` identify the game (they fix a director's
@@ -78,6 +80,7 @@ class AgentContext:
     archetype: str | None = None
     protocol: str = "craft"
     tool: Any = None
+    seats: tuple[str, ...] = DEFAULT_SEATS
 
     @property
     def n(self) -> int:

@@ -211,7 +211,7 @@ class LLMDirector:
     async def act(self, context: AgentContext) -> DirectorReply:
         archetype = context.archetype or archetype_for(context.structure_index, context.run, context.seat)
         messages = director_messages(
-            context.text, context.seat, archetype, context.n, context.height, context.protocol
+            context.text, context.seat, archetype, context.n, context.height, context.protocol, context.seats
         )
         completion = await self.client.acomplete(messages, context=context)
         think, message, reason = await _read(parse_director_reply, completion.text)
@@ -234,7 +234,9 @@ class LLMBuilder:
     async def act(self, context: AgentContext) -> BuilderReply:
         oracle = context.candidates is not None
         budget = context.tool.max_calls if context.tool is not None else 0
-        messages = builder_messages(context.text, context.n, context.height, oracle, context.protocol, budget)
+        messages = builder_messages(
+            context.text, context.n, context.height, oracle, context.protocol, budget, context.seats
+        )
         if context.tool is not None:
             from craft_env.agents.tools import tool_loop
 

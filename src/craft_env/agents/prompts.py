@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any
+from typing import Any, Sequence
 
 from craft_env.core.protocol import ARCHETYPES_PAPER, get_protocol
+from craft_env.core.views import DEFAULT_SEATS
 
 PROMPT_VERSION = "craft-prompts-v1"
 
@@ -83,10 +84,38 @@ PAPER_DIRECTOR_SEES = (
     "You see only the three walls of the current board, and the conversation as it stood before this "
     "turn began (not what the others say this turn)."
 )
+_COUNTS = {1: "one", 2: "two", 3: "three", 4: "four"}
+#: Where each seat sits, as the rules paragraph says it.
+SEAT_PLACES = {
+    "D0": "D0 beside the builder on the near side",
+    "D1": "D1 on the builder's left",
+    "D2": "D2 on the far side",
+    "D3": "D3 on the builder's right",
+}
+
+
+def _seated(seats: Sequence[str]) -> str:
+    """The rules' sentence naming the seated directors (the paper's wording for the default seats)."""
+    places = ", ".join(SEAT_PLACES[seat] for seat in seats)
+    if len(seats) == 1:
+        return f"One director sits at the grid: {places}."
+    return f"{_COUNTS[len(seats)].capitalize()} directors sit around the grid: {places}."
+
+
+def _seat_list(seats: Sequence[str]) -> str:
+    """``D1, D2 or D3``: the seats a builder may name."""
+    return seats[0] if len(seats) == 1 else ", ".join(seats[:-1]) + " or " + seats[-1]
+
+
+def _paper_notes(seats: Sequence[str], sees: str) -> list[str]:
+    """The paper protocol's paragraphs, counted for ``seats`` (its own wording at the default seats)."""
+    count = _COUNTS[len(seats)]
+    rules = PAPER_RULES.replace("three speaking slots", f"{count} speaking slot{'s' * (len(seats) > 1)}")
+    return [rules, sees.replace("the three walls", f"the {count} wall{'s' * (len(seats) > 1)}")]
 PAPER_BUILDER_SEES = "You see the whole board but only this turn's messages, not earlier turns."
 
 
-def _rules(n: int, height: int) -> str:
+def _rules(n: int, height: int, seats: Sequence[str] = DEFAULT_SEATS) -> str:
     last = n - 1
     return (
         f"The game. A builder is assembling a structure of coloured blocks on a {n}x{n} grid, at most "
@@ -95,8 +124,7 @@ def _rules(n: int, height: int) -> str:
         "is the ground. Blocks are green, blue, red, yellow or orange, and small (one cell) or large (two "
         "neighbouring cells on the same layer). A block always lands on top of the stack below it; only "
         "the top block of a stack can be removed, and a large block only when nothing sits on either half.\n"
-        "Three directors sit around the grid: D1 on the builder's left, D2 on the far side, D3 on the "
-        "builder's right. Each director privately sees only the outer wall of the target structure on its "
+        f"{_seated(seats)} Each director privately sees only the outer wall of the target structure on its "
         "own side, every layer, from where it sits. A large block looks small to a director who sees only "
         "one of its halves. Some cells are on no director's wall. The builder never sees the target.\n"
         "Every turn each director sends one message, then the builder makes one move or asks a question. "
@@ -104,19 +132,22 @@ def _rules(n: int, height: int) -> str:
     )
 
 
-def _protocol_notes(protocol: object, sees: str) -> list[str]:
-    return [PAPER_RULES, sees] if get_protocol(protocol).directors_see_walls else []
+def _protocol_notes(protocol: object, sees: str, seats: Sequence[str] = DEFAULT_SEATS) -> list[str]:
+    return _paper_notes(seats, sees) if get_protocol(protocol).directors_see_walls else []
 
 
-def director_system_prompt(seat: str, archetype: str, n: int, height: int, protocol: object = "craft") -> str:
+def director_system_prompt(
+    seat: str, archetype: str, n: int, height: int, protocol: object = "craft",
+    seats: Sequence[str] = DEFAULT_SEATS,
+) -> str:
     """The director's standing instructions: rules, seat, personality, answer format."""
     if archetype not in ARCHETYPES:
         raise ValueError(f"archetype: expected one of {', '.join(ARCHETYPE_NAMES)}, got {archetype!r}")
     return "\n\n".join(
         [
             f"You are director {seat} in CRAFT, a cooperative building game.",
-            _rules(n, height),
-            *_protocol_notes(protocol, PAPER_DIRECTOR_SEES),
+            _rules(n, height, seats),
+            *_protocol_notes(protocol, PAPER_DIRECTOR_SEES, seats),
             f"Your personality ({archetype}): {ARCHETYPES[archetype]}",
             "Your job: compare your private target wall with the current board and help the builder fix "
             "the most important difference first, usually the lowest wrong layer. Speak in your own frame "
@@ -132,7 +163,9 @@ def director_system_prompt(seat: str, archetype: str, n: int, height: int, proto
     )
 
 
-def builder_system_prompt(n: int, height: int, oracle: bool, protocol: object = "craft") -> str:
+def builder_system_prompt(
+    n: int, height: int, oracle: bool, protocol: object = "craft", seats: Sequence[str] = DEFAULT_SEATS
+) -> str:
     """The builder's standing instructions: rules, move syntax, answer format."""
     last, top = n - 1, min(2, height - 1)
     choose = (
@@ -153,14 +186,14 @@ def builder_system_prompt(n: int, height: int, oracle: bool, protocol: object = 
     return "\n\n".join(
         [
             "You are the builder in CRAFT, a cooperative building game.",
-            _rules(n, height),
-            *_protocol_notes(protocol, PAPER_BUILDER_SEES),
+            _rules(n, height, seats),
+            *_protocol_notes(protocol, PAPER_BUILDER_SEES, seats),
             "Your job: read the directors' messages, work out which cells they mean (a director's left "
             "and right are as seen from its own seat), and make one move. " + choose,
             "Move syntax (block codes: colour letter g b r y o, then s for small or l for large):\n" + syntax,
             "Answer format: your private reasoning inside <think>...</think>, then exactly these lines:\n"
             "MOVE: <one move in the syntax above>\n"
-            "FOLLOWED: <the director whose message you acted on: D1, D2 or D3>\n"
+            f"FOLLOWED: <the director whose message you acted on: {_seat_list(seats)}>\n"
             "If you truly cannot tell what to do, write QUESTION: <one short question> instead of the "
             "MOVE line; the turn then passes without a move.",
         ]
@@ -168,11 +201,12 @@ def builder_system_prompt(n: int, height: int, oracle: bool, protocol: object = 
 
 
 def director_messages(
-    observation_text: str, seat: str, archetype: str, n: int, height: int, protocol: object = "craft"
+    observation_text: str, seat: str, archetype: str, n: int, height: int, protocol: object = "craft",
+    seats: Sequence[str] = DEFAULT_SEATS,
 ) -> list[dict[str, Any]]:
-    """The chat messages for a director's turn."""
+    """The chat messages for a director's turn (``seats``: every seated director)."""
     return [
-        {"role": "system", "content": director_system_prompt(seat, archetype, n, height, protocol)},
+        {"role": "system", "content": director_system_prompt(seat, archetype, n, height, protocol, seats)},
         {
             "role": "user",
             "content": observation_text.strip() + "\n\nWrite your <think> and your <message> for this turn.",
@@ -197,9 +231,10 @@ def builder_messages(
     oracle: bool,
     protocol: object = "craft",
     max_tool_calls: int = 0,
+    seats: Sequence[str] = DEFAULT_SEATS,
 ) -> list[dict[str, Any]]:
     """The chat messages for a builder's turn (``max_tool_calls`` > 0: the tool condition)."""
-    system = builder_system_prompt(n, height, oracle, protocol)
+    system = builder_system_prompt(n, height, oracle, protocol, seats)
     if max_tool_calls:
         system += "\n\n" + tool_instructions(max_tool_calls)
     return [

@@ -89,7 +89,7 @@ from craft_env.core.rules import (
     legal_from_heights,
     partner_cell,
 )
-from craft_env.core.starts import STARTS, fill_start
+from craft_env.core.starts import fill_start, start_code
 from craft_env.core.views import seat_cell_indices
 
 REWARDS = ("progress_delta", "distance", "sparse")
@@ -133,7 +133,7 @@ Config = namedtuple("Config", [
     "max_turns",
     "oracle_n",  # candidates shown (NO_ORACLE: the builder may try every legal move)
     "reward",  # REWARD_*
-    "start",  # index into starts.STARTS
+    "start",  # starts.start_code
     "generate",  # 1: targets come from the episode seed; 0: from fixed_targets
     "num_intents",
     "large_offset",  # first large-block action id (``ActionTable.large_offset``)
@@ -219,7 +219,7 @@ def make_config(
         max_turns=max_turns,
         oracle_n=NO_ORACLE if oracle_n is None else oracle_n,
         reward=REWARDS.index(reward),
-        start=STARTS.index(start),
+        start=start_code(start, seats),
         generate=int(generate),
         num_intents=intents[0].num_intents,
         large_offset=table.large_offset,

@@ -54,7 +54,7 @@ def num_intents(n: int, height: int) -> int:
 def inward_cell(seat: str, cell: tuple[int, int], n: int) -> tuple[int, int]:
     """The neighbour of wall ``cell`` one step into the board, away from ``seat``."""
     i, j = cell
-    return {"D1": (i, 1), "D2": (1, j), "D3": (i, n - 2), "D4": (n - 2, j)}[seat]
+    return {"D1": (i, 1), "D2": (1, j), "D3": (i, n - 2), "D0": (n - 2, j)}[seat]
 
 
 @dataclass(frozen=True)

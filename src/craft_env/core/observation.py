@@ -23,7 +23,8 @@ Director (``director_obs_dim``)::
 * ``intents``: for each director seat, a one-hot of the intent it spoke so
   far this turn (all zero if it has not spoken yet). ``seats * intents``.
 * ``turn``: turn index / max_turns.
-* ``seat one-hot``: which director this is.
+* ``seat one-hot``: which director this is (its index in the game's
+  ``seats``, ``docs/rules.md`` "Seats"); ``seats`` is the number seated.
 
 Global state (``state_dim``), for centralized critics only, never part of
 an agent's observation::

@@ -8,18 +8,41 @@ that never aliases the target (``fill_start`` writes into the caller's array).
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from numba import njit
 
 from craft_env.core.rules import partner_cell
+from craft_env.core.views import ALL_SEATS
 
-STARTS = ("empty", "first_layer", "first_two_layers", "wall_D1", "wall_D2", "wall_D3")
+#: The layer starts, then one wall start per seat (``wall_D0`` .. ``wall_D3``).
+LAYER_STARTS = ("empty", "first_layer", "first_two_layers")
+STARTS = (*LAYER_STARTS, *(f"wall_{seat}" for seat in ALL_SEATS))
+
+
+def start_code(start: str, seats: Sequence[str]) -> int:
+    """The number ``fill_start`` takes for ``start`` in a game seating ``seats``.
+
+    A layer start is its index in ``LAYER_STARTS``; ``wall_Dk`` is 3 plus
+    the seat index of ``Dk`` (its row of the kernels' ``walls``), so its
+    seat must be seated (else a ``ValueError`` naming ``start``).
+    """
+    if start in LAYER_STARTS:
+        return LAYER_STARTS.index(start)
+    seat = start[len("wall_"):] if start in STARTS else None
+    if seat not in seats:
+        raise ValueError(
+            f"start: must be one of {', '.join(LAYER_STARTS)} or wall_<seat> of a seated director "
+            f"({', '.join(f'wall_{s}' for s in seats)}), got {start!r}"
+        )
+    return len(LAYER_STARTS) + list(seats).index(seat)
 
 
 @njit(cache=True)
 def fill_start(target, n, start, walls, prefix, board):
-    """Write start number ``start`` (its index in ``STARTS``) of ``target`` into ``board``, allocation-free.
+    """Write start number ``start`` (``start_code``) of ``target`` into ``board``, allocation-free.
 
-    ``walls`` holds the cells of D1, D2, D3 (rows of ``seat_cell_indices``),
+    ``walls`` holds the seated directors' cells (rows of ``seat_cell_indices``),
     ``prefix`` is ``n*n`` scratch. Every cell keeps a bottom prefix of its
     target stack (none, one layer, two layers, or the whole stack on the
     chosen wall); then, until nothing changes, a large block with one half

@@ -6,13 +6,22 @@ right *from that seat*:
 ====  ==========  ===================================  =====================
 seat  side        wall                                 left to right (n=3)
 ====  ==========  ===================================  =====================
+D0    near side   row ``i = n-1`` (beside the builder, (2,0) (2,1) (2,2)
+      (optional)  facing the board as the builder does)
 D1    builder's   column ``j = 0``                     (0,0) (1,0) (2,0)
       left
 D2    far side    row ``i = 0``                        (0,2) (0,1) (0,0)
 D3    builder's   column ``j = n-1``                   (2,2) (1,2) (0,2)
       right
-D4    near side   row ``i = n-1`` (optional 4th seat)  (2,0) (2,1) (2,2)
 ====  ==========  ===================================  =====================
+
+Left to right is each seat's own: a seat faces the middle of the board, so
+D1 (facing the builder's right) has the far side on its left, D2 (facing the
+builder) has the builder's right on its left, D3 has the near side on its
+left, and D0, facing the board like the builder, shares the builder's left
+(column ``j = 0``). A game seats any non-empty subset of these four
+(``seats``, default ``DEFAULT_SEATS``; ``check_seats``); seat ``Dk`` is the
+agent ``director_k`` (``agent_name``).
 
 A large block shows ``size`` 2 only when its other half is on the same wall;
 otherwise it looks small (size 1): the paper's deliberate ambiguity.
@@ -29,20 +38,48 @@ from craft_env.core.encoding import COLOUR_NAMES
 from craft_env.core.rules import partner_cell
 
 DEFAULT_SEATS = ("D1", "D2", "D3")
-ALL_SEATS = ("D1", "D2", "D3", "D4")
-SEAT_SIDES = {"D1": "left", "D2": "far", "D3": "right", "D4": "near"}
+ALL_SEATS = ("D0", "D1", "D2", "D3")
+SEAT_SIDES = {"D0": "near", "D1": "left", "D2": "far", "D3": "right"}
+
+
+def check_seats(seats: Any) -> tuple[str, ...]:
+    """``seats`` as a tuple of seat names, or a ``ValueError`` naming the field and the value.
+
+    Any non-empty subset of ``ALL_SEATS`` without repeats, in the order
+    given: that order is the seat index order of the game kernels (speaking
+    order is still drawn per turn).
+    """
+    try:
+        names = tuple(s.strip() for s in seats.split(",")) if isinstance(seats, str) else tuple(seats)
+    except TypeError:
+        names = None
+    if not names:
+        raise ValueError(f"seats: expected a non-empty subset of {', '.join(ALL_SEATS)}, got {seats!r}")
+    unknown = [s for s in names if s not in ALL_SEATS]
+    if unknown:
+        raise ValueError(
+            f"seats: unknown seat {unknown[0]!r} in {seats!r}; expected seats among {', '.join(ALL_SEATS)}"
+        )
+    if len(set(names)) != len(names):
+        raise ValueError(f"seats: each seat may appear once, got {seats!r}")
+    return names
+
+
+def agent_name(seat: str) -> str:
+    """The PettingZoo agent of ``seat``: ``Dk`` is ``director_k``."""
+    return f"director_{seat[1:]}"
 
 
 def seat_cells(seat: str, n: int) -> list[tuple[int, int]]:
     """The cells on ``seat``'s wall, left to right from that seat."""
+    if seat == "D0":
+        return [(n - 1, j) for j in range(n)]
     if seat == "D1":
         return [(i, 0) for i in range(n)]
     if seat == "D2":
         return [(0, j) for j in range(n - 1, -1, -1)]
     if seat == "D3":
         return [(i, n - 1) for i in range(n - 1, -1, -1)]
-    if seat == "D4":
-        return [(n - 1, j) for j in range(n)]
     raise ValueError(f"seat: unknown seat {seat!r}; expected one of {', '.join(ALL_SEATS)}")
 
 

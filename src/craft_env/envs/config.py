@@ -16,13 +16,13 @@ from craft_env.core.board import Structure
 from craft_env.core.encoding import check_size
 from craft_env.core.game import REWARDS
 from craft_env.core.protocol import CRAFT, Protocol, get_protocol
-from craft_env.core.starts import STARTS
+from craft_env.core.starts import STARTS, start_code
+from craft_env.core.views import DEFAULT_SEATS, check_seats
 from craft_env.datasets import load_eval_set
 
 MESSAGE_MODES = ("intent", "text")
 DIRECTOR_SEES = ("full", "walls")
 RENDER_MODES = ("human", "ansi", "rgb_array")
-SEATS = ("D1", "D2", "D3")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class EnvConfig:
     render_mode: str | None = None
     render_target: bool = False
     protocol: Protocol = CRAFT
+    seats: tuple[str, ...] = DEFAULT_SEATS
 
 
 def _is_int(value: object) -> bool:
@@ -75,6 +76,7 @@ def make_config(
     n: int = 3,
     height: int = 3,
     protocol: str | Protocol = "craft",
+    seats: Any = DEFAULT_SEATS,
 ) -> EnvConfig:
     """Check every setting and build an ``EnvConfig``; ``ValueError`` names the bad field.
 
@@ -82,9 +84,12 @@ def make_config(
     ``core.protocol.Protocol``. ``director_sees`` left at ``None`` follows
     the protocol: ``"walls"`` when it says directors see only the walls
     (``Protocol.directors_see_walls``, protocol paper), else ``"full"``; a
-    value given explicitly always wins.
+    value given explicitly always wins. ``seats`` is any non-empty subset of
+    ``core.views.ALL_SEATS`` (``check_seats``); its order is the seat index
+    order of ``director_order``, observations and masks.
     """
     protocol = get_protocol(protocol)
+    seats = check_seats(seats)
     if director_sees is None:
         director_sees = "walls" if protocol.directors_see_walls else "full"
     if structure is not None and not isinstance(structure, Structure):
@@ -107,20 +112,21 @@ def make_config(
         raise ValueError(f"oracle_n: must be None or a positive int, got {oracle_n!r}")
     if start not in STARTS:
         raise ValueError(f"start: must be one of {', '.join(STARTS)}, got {start!r}")
+    start_code(start, seats)
     order: tuple[int, ...] | None
     if director_order == "random":
         order = None
     elif director_order == "fixed":
-        order = (0, 1, 2)
+        order = tuple(range(len(seats)))
     else:
         try:
-            order = tuple(SEATS.index(s) if isinstance(s, str) else _seat_number(s) for s in director_order)
+            order = tuple(seats.index(s) if isinstance(s, str) else _seat_number(s) for s in director_order)
         except (TypeError, ValueError):
             order = ()
-        if sorted(order) != [0, 1, 2]:
+        if sorted(order) != list(range(len(seats))):
             raise ValueError(
                 "director_order: must be 'random', 'fixed' or a permutation of the seats "
-                f"(e.g. ('D2', 'D1', 'D3')), got {director_order!r}"
+                f"{', '.join(seats)} (names or seat indices), got {director_order!r}"
             )
     if director_sees not in DIRECTOR_SEES:
         raise ValueError(f"director_sees: must be one of {', '.join(DIRECTOR_SEES)}, got {director_sees!r}")
@@ -152,6 +158,7 @@ def make_config(
         render_mode=render_mode,
         render_target=render_target,
         protocol=protocol,
+        seats=seats,
     )
 
 

@@ -1,14 +1,16 @@
 """CRAFT as PettingZoo environments: ``env()`` / ``raw_env`` (AEC) and ``parallel_env()``.
 
-Three directors each see one private wall of a target 3D block structure;
-they must talk a builder into building it.
+Directors (three by default) each see one private wall of a target 3D
+block structure; they must talk a builder into building it.
 
 ====================  ========================================================
 Import                ``craft_env.env()``, ``craft_env.parallel_env()``,
                       ``craft_env.raw_env``
 Agents                ``director_1``, ``director_2``, ``director_3`` (seats
-                      D1 left, D2 far, D3 right) and ``builder``
-Turn                  three speaking slots, then the builder makes one move.
+                      D1 left, D2 far, D3 right) and ``builder``; with
+                      ``seats=``, ``director_k`` per seated ``Dk`` (D0 near,
+                      ``docs/rules.md`` "Seats") in the order given
+Turn                  one speaking slot per seat, then the builder moves.
                       Protocol craft: every director speaks once (seeded
                       shuffled order, or fixed). Protocol paper: each slot
                       is a seeded draw with replacement, so a director may
@@ -25,8 +27,8 @@ Builder action        ``Discrete(115)``: action ids (``core.encoding``; 114
 Observation           ``{"observation": Box(0, 1, (D,), float32),
                       "action_mask": Box(0, 1, (A,), int8)}`` plus ``"text"``
                       (``Text``) when text observations are on;
-                      D = 943 (directors) / 841 (builder) at 3x3x3, layout in
-                      ``core.observation``
+                      D = 943 (directors) / 841 (builder) at 3x3x3 and
+                      three seats, layout in ``core.observation``
 Rewards               shared by the team, paid on the builder's step:
                       ``progress_delta`` (change in the paper's progress),
                       ``distance`` (oracle distance before minus after), or
@@ -58,12 +60,14 @@ Render modes          ``human`` (prints the ``ansi`` frame), ``ansi``,
 
 Configuration (keyword arguments, validated; see ``envs.config``):
 ``structure`` (a ``Structure``, an index into the bundled evaluation set, or
-``None`` = generate from the reset seed), ``max_turns=20`` (or
+``None`` = generate from the reset seed), ``seats`` (the seated directors,
+default ``("D1", "D2", "D3")``; any non-empty subset of D0..D3),
+``max_turns=20`` (or
 ``max_cycles``, see the table), ``oracle_n=None``
 (None: the builder's mask is every legal move; n: n sampled optimal moves +
 no-op, the paper's oracle condition), ``start`` (``empty``, ``first_layer``,
-``first_two_layers``, ``wall_D1``, ``wall_D2``, ``wall_D3``),
-``director_order`` (``"random"``, ``"fixed"`` or a permutation of seats),
+``first_two_layers``, ``wall_D0`` .. ``wall_D3`` of a seated director),
+``director_order`` (``"random"``, ``"fixed"`` or a permutation of the seats),
 ``director_sees`` (``full`` board or only the ``walls``; default: the
 protocol's), ``reward``, ``protocol`` (``"craft"`` default or ``"paper"``,
 the paper's code: see ``core.protocol`` and ``docs/rules.md``),
@@ -96,10 +100,10 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
-from craft_env.core.views import director_views
+from craft_env.core.views import DEFAULT_SEATS, agent_name, director_views
 from craft_env.envs import render as drawing
-from craft_env.envs.config import SEATS, make_config, turns_for_cycles
-from craft_env.envs.game import NUM_DIRECTORS, CraftGame
+from craft_env.envs.config import make_config, turns_for_cycles
+from craft_env.envs.game import CraftGame
 from craft_env.envs.textobs import (
     TEXT_CHARSET,
     TEXT_MAX_LENGTH,
@@ -108,7 +112,8 @@ from craft_env.envs.textobs import (
     director_text,
 )
 
-DIRECTORS = tuple(f"director_{k + 1}" for k in range(NUM_DIRECTORS))
+#: The agents under the default seats; an env's own are ``possible_agents`` (``seats`` keyword).
+DIRECTORS = tuple(agent_name(seat) for seat in DEFAULT_SEATS)
 BUILDER = "builder"
 AGENTS = (*DIRECTORS, BUILDER)
 # Not "parallelizable" in PettingZoo's sense (``aec_to_parallel``): the AEC env changes state within a
@@ -147,24 +152,27 @@ class _CraftBase:
         self.render_mode = self.config.render_mode
         self._text_observations = text = self.config.text_observations
         self.game = CraftGame(self.config)
-        self.possible_agents = list(AGENTS)
+        #: This env's directors in seat index order, then every agent (the hot paths loop over these).
+        self.directors = directors = tuple(agent_name(seat) for seat in self.config.seats)
+        self._agents = agents = (*directors, BUILDER)
+        self.possible_agents = list(agents)
         director_obs = _observation_space(self.game.director_dim, self.game.num_intents, text)
         builder_obs = _observation_space(self.game.builder_dim, self.game.num_actions, text)
-        self.observation_spaces = {a: director_obs for a in DIRECTORS} | {BUILDER: builder_obs}
-        self.action_spaces = {a: spaces.Discrete(self.game.num_intents) for a in DIRECTORS} | {
+        self.observation_spaces = {a: director_obs for a in directors} | {BUILDER: builder_obs}
+        self.action_spaces = {a: spaces.Discrete(self.game.num_intents) for a in directors} | {
             BUILDER: spaces.Discrete(self.game.num_actions)
         }
         self.state_space = spaces.Box(0.0, 1.0, (self.game.state_dim,), np.float32)
-        self.seat_of = {a: SEATS[k] for k, a in enumerate(DIRECTORS)}
-        self._seat_index = {a: k for k, a in enumerate(DIRECTORS)}
-        self._noop_director_masks = np.zeros((NUM_DIRECTORS, self.game.num_intents), np.int8)
+        self.seat_of = dict(zip(directors, self.config.seats))
+        self._seat_index = {a: k for k, a in enumerate(directors)}
+        self._noop_director_masks = np.zeros((len(directors), self.game.num_intents), np.int8)
         self._noop_director_masks[:, 0] = 1
         self._noop_builder_mask = np.zeros(self.game.num_actions, np.int8)
         self._noop_builder_mask[self.game.noop] = 1
         # Per agent: views of the game's kept observation and mask (updated in place).
         game = self.game
         self._kept_views = {agent: (game.director_obs[seat], game.director_masks[seat])
-                            for seat, agent in enumerate(DIRECTORS)}
+                            for seat, agent in enumerate(directors)}
         self._kept_views[BUILDER] = (game.builder_obs, game.builder_mask)
 
     def __reduce__(self) -> tuple:
@@ -227,20 +235,19 @@ class _CraftBase:
 
     @property
     def director_order(self) -> list[str]:
-        return [SEATS[k] for k in self.game.order_list]
+        seats = self.config.seats
+        return [seats[k] for k in self.game.order_list]
 
     def _observe_all(self, builder_idle: bool) -> dict[str, dict[str, Any]]:
-        """All four observations at once (the Parallel env's path): one copy per block, rows as views."""
+        """Every agent's observation at once (the Parallel env's path): one copy per block, rows as views."""
         game = self.game
         obs = game.director_obs.copy()
         masks = (game.director_masks if builder_idle else self._noop_director_masks).copy()
         builder_mask = (self._noop_builder_mask if builder_idle else game.builder_mask).copy()
-        observations = {
-            DIRECTORS[0]: {"observation": obs[0], "action_mask": masks[0]},
-            DIRECTORS[1]: {"observation": obs[1], "action_mask": masks[1]},
-            DIRECTORS[2]: {"observation": obs[2], "action_mask": masks[2]},
-            BUILDER: {"observation": game.builder_obs.copy(), "action_mask": builder_mask},
-        }
+        observations = {}
+        for agent, row, mask in zip(self.directors, obs, masks):  # a loop: cheaper than a comprehension here
+            observations[agent] = {"observation": row, "action_mask": mask}
+        observations[BUILDER] = {"observation": game.builder_obs.copy(), "action_mask": builder_mask}
         if self._text_observations:
             for agent, obs in observations.items():
                 obs["text"] = self._text(agent)
@@ -251,8 +258,7 @@ class _CraftBase:
         seat = self._seat_index.get(agent)
         return builder_text(self.game) if seat is None else director_text(self.game, seat)
 
-    @staticmethod
-    def _infos_after_build(outcome: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    def _infos_after_build(self, outcome: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """Every agent's info after the builder's move.
 
         The builder gets ``outcome``; the directors only its public part
@@ -265,7 +271,9 @@ class _CraftBase:
             "legal": outcome["legal"],
             "reason": outcome["reason"],
         }
-        return {DIRECTORS[0]: public, DIRECTORS[1]: public, DIRECTORS[2]: public, BUILDER: outcome}
+        infos = dict.fromkeys(self.directors, public)
+        infos[BUILDER] = outcome
+        return infos
 
     def render(self) -> str | np.ndarray | None:
         """The current frame: ``ansi`` text, an ``rgb_array`` picture, or ``human`` (ansi printed, None).
@@ -284,11 +292,13 @@ class _CraftBase:
         board = game.board_structure()
         target = game.target_structure() if self.config.render_target else None
         if mode == "rgb_array":
-            return drawing.render_frame(board, f"TURN {game.turn}/{self.config.max_turns}", target)
-        lines = conversation_lines(game)[-(NUM_DIRECTORS + 1):]
+            return drawing.render_frame(
+                board, f"TURN {game.turn}/{self.config.max_turns}", target, seats=self.config.seats
+            )
+        lines = conversation_lines(game)[-(len(self.directors) + 1):]
         text = drawing.render_ansi(
             board,
-            target_views=director_views(game.target_structure()),
+            target_views=director_views(game.target_structure(), self.config.seats),
             messages=lines,
             title=f"CRAFT turn {game.turn}/{self.config.max_turns}",
             target=target,
@@ -318,15 +328,16 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self.game.reset(seed)
-        self.agents = list(AGENTS)
-        self.rewards = dict.fromkeys(AGENTS, 0.0)
-        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
-        self.terminations = dict.fromkeys(AGENTS, False)
-        self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos = {a: {} for a in AGENTS}
+        agents = self._agents
+        self.agents = list(agents)
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos = {a: {} for a in agents}
         self._speaker_index = 0
         self._rewards_paid = False
-        self.agent_selection = DIRECTORS[self.game.order_list[0]]
+        self.agent_selection = self.directors[self.game.order_list[0]]
 
     def observe(self, agent: str) -> dict[str, Any]:
         observation, mask = self._kept_views[agent]
@@ -343,8 +354,9 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
             self._was_dead_step(action)
             return
         self._cumulative_rewards[agent] = 0.0
+        agents = self._agents
         if self._rewards_paid:
-            self.rewards = dict.fromkeys(AGENTS, 0.0)
+            self.rewards = dict.fromkeys(agents, 0.0)
             self._rewards_paid = False
         game = self.game
         if agent != BUILDER:
@@ -352,23 +364,23 @@ class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention
             self.infos[agent] = game.speak(seat, action)
             self._speaker_index += 1
             if self._speaker_index < len(game.order_list):
-                self.agent_selection = DIRECTORS[game.order_list[self._speaker_index]]
+                self.agent_selection = self.directors[game.order_list[self._speaker_index]]
             else:
                 self.agent_selection = BUILDER
         else:
             outcome = game.build(action)
             reward = outcome["reward"]
-            self.rewards = dict.fromkeys(AGENTS, reward)
+            self.rewards = dict.fromkeys(agents, reward)
             self._rewards_paid = True
             cumulative = self._cumulative_rewards
-            for name in AGENTS:
+            for name in agents:
                 cumulative[name] += reward
             if game.done:
-                self.terminations = dict.fromkeys(AGENTS, outcome["terminated"])
-                self.truncations = dict.fromkeys(AGENTS, outcome["truncated"])
+                self.terminations = dict.fromkeys(agents, outcome["terminated"])
+                self.truncations = dict.fromkeys(agents, outcome["truncated"])
             self.infos = self._infos_after_build(outcome)
             self._speaker_index = 0
-            self.agent_selection = DIRECTORS[game.order_list[0]]
+            self.agent_selection = self.directors[game.order_list[0]]
 
 
 def _before_reset(name: str) -> AttributeError:
@@ -463,34 +475,36 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         self.game.reset(seed)
-        self.agents = list(AGENTS)
+        self.agents = list(self._agents)
         self._builder_phase = False
-        return self._observe_all(builder_idle=True), {a: {} for a in AGENTS}
+        return self._observe_all(builder_idle=True), {a: {} for a in self._agents}
 
     def step(self, actions: dict[str, Any]):
         if not self.agents:
             raise ValueError("step: the episode is over; call reset() first")
         game = self.game
+        agents = self._agents
         if not self._builder_phase:
-            infos = {agent: {} for agent in DIRECTORS}
+            directors = self.directors
+            infos = {agent: {} for agent in directors}
             for seat in game.order_list:
-                agent = DIRECTORS[seat]
+                agent = directors[seat]
                 infos[agent] = game.speak(seat, actions.get(agent, 0))
             infos[BUILDER] = {}
             self._builder_phase = True
             observations = self._observe_all(builder_idle=False)
-            zero = dict.fromkeys(AGENTS, 0.0)
-            false = dict.fromkeys(AGENTS, False)
-            truncated = dict.fromkeys(AGENTS, game.turn == self._last_director_turn)
+            zero = dict.fromkeys(agents, 0.0)
+            false = dict.fromkeys(agents, False)
+            truncated = dict.fromkeys(agents, game.turn == self._last_director_turn)
             if game.turn == self._last_director_turn:
                 self.agents = []
             return observations, zero, false, truncated, infos
         outcome = game.build(actions.get(BUILDER, game.noop))
         self._builder_phase = False
         infos = self._infos_after_build(outcome)
-        rewards = dict.fromkeys(AGENTS, outcome["reward"])
-        terminations = dict.fromkeys(AGENTS, outcome["terminated"])
-        truncations = dict.fromkeys(AGENTS, outcome["truncated"])
+        rewards = dict.fromkeys(agents, outcome["reward"])
+        terminations = dict.fromkeys(agents, outcome["terminated"])
+        truncations = dict.fromkeys(agents, outcome["truncated"])
         observations = self._observe_all(builder_idle=True)
         if game.done:
             self.agents = []

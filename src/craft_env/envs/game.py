@@ -37,9 +37,8 @@ from craft_env.core.observation import (
     state_dim,
 )
 from craft_env.core.random import normalise_seed
-from craft_env.envs.config import SEATS, EnvConfig
+from craft_env.envs.config import EnvConfig
 
-NUM_DIRECTORS = len(SEATS)
 COMPILING_MESSAGE = "compiling kernels (first run only)"
 _log = logging.getLogger("craft_env")
 _announced = False
@@ -76,17 +75,20 @@ class CraftGame:
         self.n, self.height = n, height
         self.table = action_table(n)
         self._moves = cached_moves(n, height)
-        self.intents = [intent_table(seat, n, height) for seat in SEATS]
+        #: The seated directors (``config.seats``): seat index k is ``seats[k]``.
+        self.seats = seats = config.seats
+        self.num_directors = len(seats)
+        self.intents = [intent_table(seat, n, height) for seat in seats]
         self.num_actions = self.table.num_actions
         self.num_intents = self.intents[0].num_intents
         self.noop = self.table.noop
-        self.builder_dim = builder_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
-        self.director_dim = director_obs_dim(n, height, NUM_DIRECTORS, self.num_intents)
-        self.state_dim = state_dim(n, height, NUM_DIRECTORS, self.num_intents)
+        self.builder_dim = builder_obs_dim(n, height, self.num_directors, self.num_intents)
+        self.director_dim = director_obs_dim(n, height, self.num_directors, self.num_intents)
+        self.state_dim = state_dim(n, height, self.num_directors, self.num_intents)
         announce_cold_kernels(kernels.play_builder, kernels.reset_row)
         fixed = None if config.structure is None else config.structure.array[None]
         self.kernel_config = kernels.make_config(
-            SEATS, self.intents, n, height, config.max_turns, config.oracle_n, config.reward, config.start,
+            seats, self.intents, n, height, config.max_turns, config.oracle_n, config.reward, config.start,
             config.director_order, config.director_sees, config.protocol, fixed,
         )
         self.episode = episode = kernels.new_episodes(
@@ -169,7 +171,7 @@ class CraftGame:
             reason = f"intent {intent} is not allowed now (it names no legal move on the current board)"
             intent = 0
         turn = self.turn + 1
-        self.conversation.append({"turn": turn, "speaker": SEATS[seat], "intent": intent, "text": text})
+        self.conversation.append({"turn": turn, "speaker": self.seats[seat], "intent": intent, "text": text})
         return {"turn": turn, "intent": intent, "message": text, "legal": reason is None, "reason": reason}
 
     def _intent_from_action(self, seat: int, action: Any) -> tuple[int, str | None, str | None]:
@@ -188,7 +190,7 @@ class CraftGame:
         from craft_env.text import parse_director_message
 
         try:
-            found = parse_director_message(message, SEATS[seat], self.n, self.height)
+            found = parse_director_message(message, self.seats[seat], self.n, self.height)
         except ValueError:
             return 0
         for intent in found:

@@ -49,6 +49,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from craft_env.core.encoding import COLOUR_NAMES, COLOURS
+from craft_env.core.views import DEFAULT_SEATS
 from craft_env.envs.font import GLYPH_HEIGHT, draw_text, text_size
 
 __all__ = [
@@ -447,10 +448,16 @@ def render_rgb(
 
 # ---------------------------------------------------------------------------- frames
 
-#: Seat labels of a panel and the floor point of the side each seat stands at, as
-#: fractions of ``(n, n)`` in ``(i, j)``: D1 left (j = 0), D2 far (i = 0), D3 right
-#: (j = n), the builder near (i = n).
+#: Seat labels of a panel (the default seats) and the floor point of the side each seat stands
+#: at, as fractions of ``(n, n)`` in ``(i, j)``: D1 left (j = 0), D2 far (i = 0), D3 right
+#: (j = n), the builder near (i = n); a seated D0 shares the builder's side (``seat_labels``).
 SEAT_LABELS = (("D1", (0.5, 0.0)), ("D2", (0.0, 0.5)), ("D3", (0.5, 1.0)), ("BUILDER", (1.0, 0.5)))
+
+
+def seat_labels(seats: Sequence[str] = DEFAULT_SEATS) -> tuple[tuple[str, tuple[float, float]], ...]:
+    """``SEAT_LABELS`` for the directors ``seats``: the seated sides, and ``BUILDER D0`` when D0 sits near."""
+    sides = [(label, at) for label, at in SEAT_LABELS[:-1] if label in seats]
+    return (*sides, ("BUILDER D0" if "D0" in seats else "BUILDER", SEAT_LABELS[-1][1]))
 
 
 def _font_scale(cell_px: float) -> int:
@@ -468,14 +475,14 @@ def panel_origin(cell_px: float | None = None) -> tuple[int, int]:
 
 
 def render_panel(structure: Any, title: str = "", *, cell_px: float | None = None,
-                 supersample: int = 2) -> np.ndarray:
+                 supersample: int = 2, seats: Sequence[str] = DEFAULT_SEATS) -> np.ndarray:
     """``render_rgb(structure)`` with ``title`` above it and the seat labels around it.
 
     The picture sits at ``panel_origin(cell_px)`` on a background border:
     the title on the top line, D2 on the next line above the far side, D1
     and D3 in the side strips level with the middle of their floor edges,
-    BUILDER below the near side. The size depends only on the board size
-    and ``cell_px``.
+    BUILDER below the near side (labels of the seated ``seats`` only). The
+    size depends only on the board size and ``cell_px``.
     """
     picture = render_rgb(structure, cell_px=cell_px, supersample=supersample)
     cells, n = _as_board(structure)
@@ -488,7 +495,7 @@ def render_panel(structure: Any, title: str = "", *, cell_px: float | None = Non
     panel[:] = BACKGROUND_RGB
     panel[top:top + h, side:side + w] = picture
     draw_text(panel, title, gap, gap, OUTLINE_RGB, scale)
-    for label, (fi, fj) in SEAT_LABELS:
+    for label, (fi, fj) in seat_labels(seats):
         x, y = project(n, cells.shape[1], (fi * n, fj * n, 0.0), cell_px=cell_px) + (side, top)
         width = text_size(label, scale)[1]
         if label == "D1":
@@ -503,13 +510,13 @@ def render_panel(structure: Any, title: str = "", *, cell_px: float | None = Non
 
 
 def render_frame(board: Any, title: str = "", target: Any = None, *, cell_px: float | None = None,
-                 supersample: int = 2) -> np.ndarray:
+                 supersample: int = 2, seats: Sequence[str] = DEFAULT_SEATS) -> np.ndarray:
     """The board's ``render_panel``; with ``target``, the target's panel (titled TARGET) to its right."""
-    frame = render_panel(board, title, cell_px=cell_px, supersample=supersample)
+    frame = render_panel(board, title, cell_px=cell_px, supersample=supersample, seats=seats)
     if target is None:
         return frame
     return np.concatenate(
-        [frame, render_panel(target, "TARGET", cell_px=cell_px, supersample=supersample)], axis=1
+        [frame, render_panel(target, "TARGET", cell_px=cell_px, supersample=supersample, seats=seats)], axis=1
     )
 
 
@@ -518,10 +525,10 @@ def render_frame(board: Any, title: str = "", target: Any = None, *, cell_px: fl
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 _ANSI_COLOUR = {"g": "32", "b": "34", "r": "31", "y": "33", "o": "38;5;208"}
 _SEAT_SIDES = {
+    "D0": "near side, row i=n-1",
     "D1": "left, column j=0",
     "D2": "far side, row i=0",
     "D3": "right, column j=n-1",
-    "D4": "near side, row i=n-1",
 }
 
 

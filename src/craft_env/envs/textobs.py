@@ -23,7 +23,6 @@ import unicodedata
 
 from craft_env.core.protocol import get_protocol
 from craft_env.core.views import seat_view
-from craft_env.envs.config import SEATS
 from craft_env.text import (
     describe_board,
     describe_candidates,
@@ -65,7 +64,7 @@ def conversation_lines(game, start: int = 0) -> list[tuple[str, str]]:
         if entry.get("outcome") is not None:
             text = game.builder_note(entry["outcome"])
         elif text is None and entry["intent"] is not None:
-            text = intent_to_text(entry["intent"], game.intents[SEATS.index(speaker)])
+            text = intent_to_text(entry["intent"], game.intents[game.seats.index(speaker)])
         lines.append((f"turn {entry['turn']} {speaker}", text or ""))
     return lines
 
@@ -133,7 +132,7 @@ def _fitted(head: list[str], game, tail: list[str], title: str = "Conversation s
 
 
 def board_text(game, walls_only: bool) -> str:
-    """The current board in words (or its three walls), cached until the board changes."""
+    """The current board in words (or the seated directors' walls), cached until the board changes."""
     key = ("board", walls_only)
     board_bytes = game.board.tobytes()
     cached = game.text_cache.get(key)
@@ -145,14 +144,14 @@ def board_text(game, walls_only: bool) -> str:
     else:
         text = "\n".join(
             f"{seat}'s wall of the current board:\n{describe_view(seat_view(board, seat), seat)}"
-            for seat in SEATS
+            for seat in game.seats
         )
     game.text_cache[key] = (board_bytes, text)
     return text
 
 
 def director_text(game, seat: int) -> str:
-    name = SEATS[seat]
+    name = game.seats[seat]
     view_key = ("target view", seat)
     if view_key not in game.text_cache:  # the target is fixed for the episode
         game.text_cache[view_key] = describe_view(seat_view(game.target_structure(), name), name)

@@ -15,15 +15,17 @@ Config                the keyword arguments of ``parallel_env()``
 Turn                  two steps, as in ``parallel_env()``: a director phase
                       (``step_directors``) then a builder phase
                       (``step_builder``); ``step`` dispatches on the phase
-Director actions      int ``(num_envs, 3)``: column ``k`` is ``director_{k+1}``'s
-                      intent id; an intent outside its mask is the no-op.
+Director actions      int ``(num_envs, seats)``: column ``k`` is the intent id
+                      of seat ``seats[k]`` (agent ``directors[k]``; three
+                      columns D1, D2, D3 by default); an intent outside its
+                      mask is the no-op.
                       Under protocol paper a director is spoken once per
                       speaking slot it holds (twice, once or not at all;
                       ``director_orders``), as in ``parallel_env()``
 Builder actions       int ``(num_envs,)``: action ids; an illegal one is a
                       failed turn (board unchanged), never an exception
-Observations          ``{"directors": {"observation": float32 (B, 3, Dd),
-                      "action_mask": int8 (B, 3, I)}, "builder":
+Observations          ``{"directors": {"observation": float32 (B, seats, Dd),
+                      "action_mask": int8 (B, seats, I)}, "builder":
                       {"observation": float32 (B, Db), "action_mask": int8
                       (B, A)}}``; the idle role's masks are only the no-op
 Rewards               float32 ``(B,)``, the team reward of the builder phase
@@ -89,10 +91,12 @@ from craft_env.core.intents import intent_table
 from craft_env.core.metrics import METRIC_NAMES
 from craft_env.core.observation import builder_obs_dim, director_obs_dim, state_dim
 from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed, normalise_seed
-from craft_env.envs.config import SEATS, make_config
+from craft_env.core.views import DEFAULT_SEATS, agent_name
+from craft_env.envs.config import make_config
 from craft_env.envs.game import announce_cold_kernels
 
-DIRECTORS = tuple(f"director_{k + 1}" for k in range(len(SEATS)))
+#: The directors under the default seats; an env's own are ``directors`` (``seats`` keyword).
+DIRECTORS = tuple(agent_name(seat) for seat in DEFAULT_SEATS)
 BUILDER = "builder"
 ROLES = ("directors", "builder")
 
@@ -150,11 +154,13 @@ class CraftVectorEnv:
         self.n, self.height = n, height = cfg_obj.n, cfg_obj.height
         table = action_table(n)
         self.table = table
-        self.intents = [intent_table(seat, n, height) for seat in SEATS]
+        self.seats = cfg_obj.seats
+        self.directors = tuple(agent_name(seat) for seat in self.seats)
+        self.intents = [intent_table(seat, n, height) for seat in self.seats]
         self.num_actions = A = table.num_actions
         self.num_intents = I = self.intents[0].num_intents
         self.noop = table.noop
-        seats = len(SEATS)
+        seats = len(self.seats)
         self.builder_dim = builder_obs_dim(n, height, seats, I)
         self.director_dim = director_obs_dim(n, height, seats, I)
         if fixed is None and cfg_obj.structure is not None:
@@ -164,7 +170,8 @@ class CraftVectorEnv:
             fixed_targets = np.stack([fixed[i % len(fixed)].array for i in range(B)]).astype(np.int8)
         self._fixed = fixed
         config = game.make_config(
-            SEATS, self.intents, n, height, cfg_obj.max_turns, cfg_obj.oracle_n, cfg_obj.reward, cfg_obj.start,
+            self.seats, self.intents, n, height, cfg_obj.max_turns, cfg_obj.oracle_n, cfg_obj.reward,
+            cfg_obj.start,
             cfg_obj.director_order, cfg_obj.director_sees, cfg_obj.protocol, fixed_targets,
         )
         episode = game.new_episodes(config, B, height, self.director_dim, self.builder_dim)
@@ -218,7 +225,7 @@ class CraftVectorEnv:
         }
         self._builder_info_views = {k: _read_only(v) for k, v in self._builder_info_views.items()}
 
-        self.possible_agents = [*DIRECTORS, BUILDER]
+        self.possible_agents = [*self.directors, BUILDER]
         director_space = spaces.Dict({
             "observation": spaces.Box(0.0, 1.0, (self.director_dim,), np.float32),
             "action_mask": spaces.Box(0, 1, (I,), np.int8),
@@ -227,8 +234,11 @@ class CraftVectorEnv:
             "observation": spaces.Box(0.0, 1.0, (self.builder_dim,), np.float32),
             "action_mask": spaces.Box(0, 1, (A,), np.int8),
         })
-        self.single_observation_spaces = {a: director_space for a in DIRECTORS} | {BUILDER: builder_space}
-        self.single_action_spaces = {a: spaces.Discrete(I) for a in DIRECTORS} | {BUILDER: spaces.Discrete(A)}
+        self.single_observation_spaces = {a: director_space for a in self.directors}
+        self.single_observation_spaces[BUILDER] = builder_space
+        self.single_action_spaces = {a: spaces.Discrete(I) for a in self.directors} | {
+            BUILDER: spaces.Discrete(A)
+        }
         self.state_dim = state_dim(n, height, seats, I)
         self.single_state_space = spaces.Box(0.0, 1.0, (self.state_dim,), np.float32)
         self.base_seed: int | None = None
@@ -280,7 +290,7 @@ class CraftVectorEnv:
     def step(self, actions: Any):
         """One parallel step: the directors' phase or the builder's, whichever is next.
 
-        ``actions``: an int array ``(B, 3)`` (directors) or ``(B,)`` (builder),
+        ``actions``: an int array ``(B, seats)`` (directors) or ``(B,)`` (builder),
         or a dict from agent name to a ``(B,)`` array.
         """
         if self._phase == "builder":
@@ -289,11 +299,11 @@ class CraftVectorEnv:
             return self.step_builder(actions)
         if isinstance(actions, dict):
             zeros = np.zeros(self.num_envs, np.int64)
-            actions = np.stack([np.asarray(actions.get(a, zeros)) for a in DIRECTORS], axis=1)
+            actions = np.stack([np.asarray(actions.get(a, zeros)) for a in self.directors], axis=1)
         return self.step_directors(actions)
 
     def step_directors(self, intents: Any):
-        """Director phase: ``intents[b, k]`` is ``director_{k+1}``'s intent in env ``b``."""
+        """Director phase: ``intents[b, k]`` is seat ``seats[k]``'s (``directors[k]``) intent in env ``b``."""
         self._expect("directors")
         buffer = self._intent_buffer
         intents = np.asarray(intents)
@@ -353,20 +363,20 @@ class CraftVectorEnv:
     # ------------------------------------------------------------- policies
 
     def scripted_intents(self, out: np.ndarray | None = None) -> np.ndarray:
-        """The scripted directors' intents (``core.scripted``) for every env: int64 ``(B, 3)``, one numba call."""
+        """The scripted directors' intents (``core.scripted``), every env: int64 ``(B, seats)``, one call."""
         self._expect("directors")
         if out is None:
-            out = np.empty((self.num_envs, len(SEATS)), np.int64)
+            out = np.empty((self.num_envs, len(self.seats)), np.int64)
         kernels.game_scripted(self._tables, self._state, out)
         return out
 
     def sample_actions(self, seed: int) -> np.ndarray:
-        """Uniformly random allowed actions for the role to move: ``(B, 3)`` intents or ``(B,)`` action ids."""
+        """Uniformly random allowed actions for the role to move: ``(B, seats)`` intents or ``(B,)`` ids."""
         if self._phase is None:
             raise ValueError("sample_actions: call reset() first")
         if self._phase == "directors":
-            masks = self._director_masks.reshape(self.num_envs * len(SEATS), -1)
-            return kernels.sample_masks(masks, seed).reshape(self.num_envs, len(SEATS))
+            masks = self._director_masks.reshape(self.num_envs * len(self.seats), -1)
+            return kernels.sample_masks(masks, seed).reshape(self.num_envs, len(self.seats))
         return kernels.sample_masks(self._builder_mask, seed)
 
     # ------------------------------------------------------------------ state
@@ -437,12 +447,12 @@ class CraftVectorEnv:
 
     @property
     def spoken_intents(self) -> np.ndarray:
-        """The intents spoken this turn per env and seat, int16 ``(B, 3)`` (-1 before the director phase)."""
+        """The intents spoken this turn per env and seat, int16 ``(B, seats)`` (-1 before the directors')."""
         return _read_only(self._spoken)
 
     @property
     def director_orders(self) -> np.ndarray:
-        """This turn's speaking order per env (seat indices), int64 ``(B, 3)``."""
+        """This turn's speaking order per env (seat indices), int64 ``(B, seats)``."""
         return _read_only(self._order)
 
     def close(self) -> None:

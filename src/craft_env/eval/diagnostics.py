@@ -25,8 +25,15 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-SEATS = ("D1", "D2", "D3")
+from craft_env.core.views import ALL_SEATS, DEFAULT_SEATS
+
 NAN = float("nan")
+
+
+def seated(results: Iterable[Any]) -> tuple[str, ...]:
+    """Every seat of any of ``results`` (``RunResult.seats``), in ``ALL_SEATS`` order: the λ columns."""
+    found = {seat for result in results for seat in result.seats}
+    return tuple(seat for seat in ALL_SEATS if seat in found)
 
 
 def credit_of(turn: dict[str, Any]) -> list[str]:
@@ -41,7 +48,7 @@ def is_oracle_correct(turn: dict[str, Any]) -> bool:
     return bool(turn.get("oracle_moves")) and bool(turn.get("followed_oracle"))
 
 
-def credit_lambda(turns: Iterable[dict[str, Any]], seats: Sequence[str] = SEATS) -> dict[str, Any]:
+def credit_lambda(turns: Iterable[dict[str, Any]], seats: Sequence[str] = DEFAULT_SEATS) -> dict[str, Any]:
     """Table 9's row for ``turns`` (see the module docstring)."""
     total = oracle = degenerate = 0
     shares = dict.fromkeys(seats, 0.0)
@@ -105,10 +112,14 @@ def remove_rates(turns: Iterable[dict[str, Any]]) -> dict[str, Any]:
     return {"turns": len(flags), "orc_remove": orc, "att_remove": att, "gap": att - orc}
 
 
-def diagnostics_row(games: Iterable[Any]) -> dict[str, Any]:
-    """λ, outcome and remove rates for finished games (``eval.logs.GameLog``), all turns pooled."""
+def diagnostics_row(games: Iterable[Any], seats: Sequence[str] = DEFAULT_SEATS) -> dict[str, Any]:
+    """λ over ``seats``, outcome and remove rates for finished games (``eval.logs.GameLog``), turns pooled."""
     turns = [t for game in games for t in game.turns]
-    return {"lambda": credit_lambda(turns), "outcomes": outcome_rates(turns), "removes": remove_rates(turns)}
+    return {
+        "lambda": credit_lambda(turns, seats),
+        "outcomes": outcome_rates(turns),
+        "removes": remove_rates(turns),
+    }
 
 
 def _num(value: float, signed: bool = False) -> str:
@@ -117,7 +128,10 @@ def _num(value: float, signed: bool = False) -> str:
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-LAMBDA_HEADERS = ["Run", "λ_D1", "λ_D2", "λ_D3", "λ-std", "Filtered", "Total", "Oracle", "Orc%", "Deg%"]
+def lambda_headers(seats: Sequence[str] = DEFAULT_SEATS) -> list[str]:
+    """The λ table's headers: one λ column per seat."""
+    return ["Run", *(f"λ_{seat}" for seat in seats), "λ-std", "Filtered", "Total", "Oracle", "Orc%", "Deg%"]
+
 OUTCOME_HEADERS = ["Run", "Turns", "Oracle available", "Oracle followed", "Oracle rejected", "No oracle"]
 REMOVE_HEADERS = ["Run", "Orc_Remove", "Att_Remove", "Gap"]
 
@@ -125,17 +139,22 @@ REMOVE_HEADERS = ["Run", "Orc_Remove", "Att_Remove", "Gap"]
 def diagnostic_tables(results: Sequence[Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """Report tables (title, headers, rows) of λ, outcome rates and remove rates, one row per result."""
     lam, out, rem = [], [], []
+    seats = seated(results) or DEFAULT_SEATS
     for result in results:
-        row = diagnostics_row(result.games)
+        row = diagnostics_row(result.games, result.seats)
         c, o, r = row["lambda"], row["outcomes"], row["removes"]
-        lam.append([result.label, *(_num(c[f"lambda_{s}"]) for s in SEATS), _num(c["lambda_std"]),
+        lam.append([result.label, *(_num(c.get(f"lambda_{s}", NAN)) for s in seats), _num(c["lambda_std"]),
                     str(c["filtered"]), str(c["total"]), str(c["oracle"]), _num(c["oracle_rate"]),
                     _num(c["degenerate_rate"])])
         out.append([result.label, str(o["turns"]), _num(o["available"]), _num(o["followed"]),
                     _num(o["rejected"]), _num(o["no_oracle"])])
         rem.append([result.label, _num(r["orc_remove"]), _num(r["att_remove"]), _num(r["gap"], signed=True)])
     return [
-        ("Credit λ (Table 9): the builder's FOLLOWED shares on oracle-correct turns", LAMBDA_HEADERS, lam),
+        (
+            "Credit λ (Table 9): the builder's FOLLOWED shares on oracle-correct turns",
+            lambda_headers(seats),
+            lam,
+        ),
         ("Outcome rates (Figure 7: fraction of turns)", OUTCOME_HEADERS, out),
         ("Remove rates (Table 10: fraction of turns)", REMOVE_HEADERS, rem),
     ]

@@ -48,19 +48,21 @@ def first_turn_prompts(settings: RunSettings) -> dict[str, list[dict[str, Any]]]
     env = craft_env.env(
         message_mode="text", structure=structure, oracle_n=settings.oracle_n or None,
         max_turns=settings.turns, start=settings.start, director_order=settings.director_order,
-        text_observations=True,
+        text_observations=True, seats=settings.seats,
     )
     env.reset(seed=game_seed(settings.seed, 1, index))
     u = env.unwrapped
     seat = u.seat_of[env.agent_selection]
     director = director_messages(
         env.observe(env.agent_selection)["text"], seat, archetype_for(index, 1, seat), structure.n,
-        structure.height,
+        structure.height, seats=settings.seats,
     )
-    for _ in range(3):
+    for _ in settings.seats:  # one speaking slot per seat
         env.step("Nothing to add from me.")
     text = env.observe("builder")["text"]
-    builder = builder_messages(text, structure.n, structure.height, bool(settings.oracle_n))
+    builder = builder_messages(
+        text, structure.n, structure.height, bool(settings.oracle_n), seats=settings.seats
+    )
     env.close()
     return {"director": director, "builder": builder}
 
@@ -72,7 +74,7 @@ def estimate(settings: RunSettings) -> dict[str, Any]:
     reply = settings.max_tokens or ASSUMED_REPLY_TOKENS
     roles = {}
     for role, model, per_turn in (
-        ("director", settings.director_model, 3), ("builder", settings.builder_model, 1)
+        ("director", settings.director_model, len(settings.seats)), ("builder", settings.builder_model, 1)
     ):
         if not is_model(model):
             continue

@@ -43,11 +43,12 @@ from craft_env.core.board import Structure
 from craft_env.core.encoding import format_position, parse_position
 from craft_env.core.moves import Move
 from craft_env.core.protocol import Protocol, get_protocol, is_completed, move_reason
-from craft_env.core.views import seat_cells
+from craft_env.core.views import DEFAULT_SEATS, seat_cells
 
 log = logging.getLogger(__name__)
 
-SEATS = ("D1", "D2", "D3")
+#: The paper's logs seat D1, D2, D3 only (our default seats): other seat sets cannot be exported.
+SEATS = DEFAULT_SEATS
 TOLERANCE = 1e-6
 # Our metric name -> the paper tracker's name.
 PAPER_METRICS = {
@@ -798,6 +799,12 @@ def export_paper_logs(run_dir: str | os.PathLike, out: str | os.PathLike) -> lis
     if not config_path.exists():
         raise ValueError(f"export: {os.fspath(run_dir)!r} holds no run ({CONFIG_NAME} missing)")
     config = json.loads(config_path.read_text(encoding="utf-8"))
+    seats = tuple(config.get("seats") or SEATS)
+    if seats != SEATS:
+        raise ValueError(
+            f"export: the paper's logs seat {', '.join(SEATS)} only; the run in {os.fspath(run_dir)!r} "
+            f"seated {', '.join(seats)}"
+        )
     protocol = get_protocol(config.get("protocol", "craft"), "config.protocol")
     structures = load_dataset(config.get("dataset") or "craft")
     oracle_n = int(config.get("oracle_n") or 0)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from craft_env.agents.human import HumanBuilder, HumanDirector, Terminal
+from craft_env.core.views import DEFAULT_SEATS, check_seats
 from craft_env.eval.logs import LOG_NAME, read_games, run_dir
 from craft_env.eval.runner import run_benchmark
 from craft_env.eval.settings import BUILT_IN, PERSON_SEATS, RunSettings
@@ -32,11 +33,12 @@ def play_settings(
     """The ``RunSettings`` of one game with a person at ``seat`` and ``others`` at the other seats.
 
     ``options`` are further ``RunSettings`` fields (``dataset``, ``turns``,
-    ``oracle_n``, ``seed``, ``api_base``, ...). Bad values raise
+    ``oracle_n``, ``seed``, ``api_base``, ``seats``, ...). Bad values raise
     ``ValueError`` naming the field.
     """
-    if seat not in PERSON_SEATS:
-        raise ValueError(f"seat: expected one of {', '.join(PERSON_SEATS)}, got {seat!r}")
+    seated = ("builder", *check_seats(options.get("seats", DEFAULT_SEATS)))
+    if seat not in seated:
+        raise ValueError(f"seat: expected one of {', '.join(seated)}, got {seat!r}")
     if isinstance(structure, bool) or not isinstance(structure, int) or structure < 0:
         raise ValueError(f"structure: expected a non-negative index into the dataset, got {structure!r}")
     out = out or str(Path("runs") / time.strftime("play-%Y%m%d-%H%M%S"))

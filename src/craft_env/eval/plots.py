@@ -111,14 +111,15 @@ def draw_diagnostic_plots(results: list[Any], folder: Path) -> list[Path]:
     plt = _pyplot()
     if plt is None or not results:
         return []
-    from craft_env.eval.diagnostics import SEATS, diagnostics_row
+    from craft_env.eval.diagnostics import diagnostics_row, seated
     from craft_env.eval.judges.questions import QUESTIONS
     from craft_env.eval.judges.tables import judged_summary
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     labels = [r.label for r in results]
-    rows = [diagnostics_row(r.games) for r in results]
+    rows = [diagnostics_row(r.games, r.seats) for r in results]
+    seats = seated(results)
     positions = list(range(len(results)))
 
     figure, axis = plt.subplots(figsize=(max(5, 1.4 * len(results) + 2), 4))
@@ -132,12 +133,13 @@ def draw_diagnostic_plots(results: list[Any], folder: Path) -> list[Path]:
     written.append(_save(figure, axis, folder / "outcomes.png", "Outcome rates", "fraction of turns", 1.02))
 
     figure, axis = plt.subplots(figsize=(max(5, 1.4 * len(results) + 2), 4))
-    width = 0.8 / len(SEATS)
-    for k, seat in enumerate(SEATS):
-        values = [row["lambda"][f"lambda_{seat}"] for row in rows]
-        axis.bar([p + (k - 1) * width for p in positions], [0.0 if v != v else v for v in values], width,
-                 label=f"λ_{seat}")
-    axis.axhline(1 / len(SEATS), color="black", linewidth=0.8, linestyle="--")
+    width = 0.8 / len(seats)
+    for k, seat in enumerate(seats):
+        values = [row["lambda"].get(f"lambda_{seat}", 0.0) for row in rows]
+        axis.bar([p + (k - (len(seats) - 1) / 2) * width for p in positions],
+                 [0.0 if v != v else v for v in values], width, label=f"λ_{seat}")
+    if len({r.seats for r in results}) == 1:  # an even share, when every row seats the same directors
+        axis.axhline(1 / len(seats), color="black", linewidth=0.8, linestyle="--")
     axis.set_xticks(positions, labels, rotation=20, ha="right", fontsize="small")
     written.append(_save(figure, axis, folder / "lambda.png", "Credit λ per director",
                          "credit share on oracle-correct turns", 1.02))

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from craft_env.core.encoding import DEFAULT_HEIGHT, DEFAULT_N
+from craft_env.core.views import DEFAULT_SEATS
 from craft_env.eval.jsonl import read_jsonl
 from craft_env.eval.logs import LOG_NAME, GameLog, read_games
 from craft_env.eval.report import _read_config, _run_dirs
@@ -228,13 +229,18 @@ def _highlight(board: Any, move: Any) -> list[list[int]]:
     return cells
 
 
-def _walls(target: Any) -> dict[str, Any]:
-    """Each director's view of the target: its cells left to right, ``[colour, size]`` per slot and layer."""
+def _seats(config: dict[str, Any]) -> tuple[str, ...]:
+    """The run's seated directors (``DEFAULT_SEATS`` when its config predates seats)."""
+    return tuple(config.get("seats") or DEFAULT_SEATS)
+
+
+def _walls(target: Any, seats: tuple[str, ...] = DEFAULT_SEATS) -> dict[str, Any]:
+    """Each seated director's view of the target: cells left to right, ``[colour, size]`` per slot, layer."""
     from craft_env.core.encoding import COLOUR_NAMES, format_position
-    from craft_env.core.views import DEFAULT_SEATS, SEAT_SIDES, seat_cells, seat_view
+    from craft_env.core.views import SEAT_SIDES, seat_cells, seat_view
 
     walls = {}
-    for seat in DEFAULT_SEATS:
+    for seat in seats:
         view = seat_view(target, seat)
         layers = []
         for level in range(target.height):
@@ -329,6 +335,8 @@ def _condition(config: dict[str, Any]) -> str:
     start = config.get("start")
     if start and start != "empty":
         parts.append(f"start {start}")
+    if config.get("seats") and tuple(config["seats"]) != DEFAULT_SEATS:
+        parts.append(f"seats {','.join(config['seats'])}")
     return ", ".join(parts)
 
 
@@ -366,19 +374,19 @@ def game_record(run: RunGames, game: GameLog, target: Any) -> dict[str, Any]:
         "n": shape_of.n if shape_of is not None else DEFAULT_N,
         "h": shape_of.height if shape_of is not None else DEFAULT_HEIGHT,
         "target": board_boxes(target) if target is not None else None,
-        "walls": _walls(target) if target is not None else None,
-        "hidden": _hidden(shape_of),
+        "walls": _walls(target, _seats(run.config)) if target is not None else None,
+        "hidden": _hidden(shape_of, _seats(run.config)),
         "start": board_boxes(start) if start is not None else [],
         "turns": records,
     }
 
 
-def _hidden(structure: Any) -> list[list[int]]:
+def _hidden(structure: Any, seats: tuple[str, ...] = DEFAULT_SEATS) -> list[list[int]]:
     from craft_env.core.views import hidden_cells
 
     if structure is None:
         return []
-    return [list(c) for c in hidden_cells(structure.n)]
+    return [list(c) for c in hidden_cells(structure.n, seats)]
 
 
 def replay_data(paths: list[str | os.PathLike]) -> dict[str, Any]:

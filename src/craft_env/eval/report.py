@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from craft_env.core.views import DEFAULT_SEATS
 from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, GameLog, read_games
 from craft_env.eval.table import progress_curve, remove_curves, table_row
 from craft_env.eval.taxonomy import CATEGORIES
@@ -56,10 +57,18 @@ class RunResult:
         return str(self.config.get("protocol", "craft"))
 
     @property
+    def seats(self) -> tuple[str, ...]:
+        """The seated directors (``DEFAULT_SEATS`` for runs saved before seats were configurable)."""
+        return tuple(self.config.get("seats") or DEFAULT_SEATS)
+
+    @property
     def director_model(self) -> str:
+        """The directors' model, with the seats when they are not the default (Table 1's Directors)."""
         model = str(self.config.get("director_model", "?"))
         person = self.config.get("person")  # craft-env play: a person at one seat
-        return f"{model} + person at {person}" if person in ("D1", "D2", "D3") else model
+        if person in self.seats:
+            model = f"{model} + person at {person}"
+        return model if self.seats == DEFAULT_SEATS else f"{model} (seats {','.join(self.seats)})"
 
     @property
     def builder_model(self) -> str:
@@ -353,6 +362,7 @@ def as_json(results: list[RunResult]) -> list[dict[str, Any]]:
             "builder_model": r.builder_model,
             "oracle_n": r.config.get("oracle_n"),
             "protocol": r.protocol,
+            "seats": list(r.seats),
             "pooled": r.pooled,
             **clean(r.row),
             "progress_curve": [clean(list(p)) for p in progress_curve(r.games, r.max_turns)],
@@ -395,5 +405,5 @@ def diagnostics_json(results: list[RunResult]) -> dict[str, Any]:
         for scoring in ("default", "paper")
         for entry in judged_summary(primary(results), scoring)
     ]
-    rows = [{"label": r.label, **diagnostics_row(r.games)} for r in results]
+    rows = [{"label": r.label, **diagnostics_row(r.games, r.seats)} for r in results]
     return json_safe({"rows": rows, "judges": judged})

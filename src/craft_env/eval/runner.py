@@ -2,7 +2,8 @@
 
 ``run_benchmark(settings)`` plays every selected structure ``runs`` times
 through the AEC environment in text mode (the paper's protocol: each turn
-the three directors speak once in a seeded order, then the builder moves),
+the seated directors, ``settings.seats``, D1, D2, D3 by default, speak once
+in a seeded order, then the builder moves),
 with the agents the settings name. Games run concurrently (asyncio, at most
 ``concurrency`` at once); every turn is appended to ``run_<k>/log.jsonl``
 and flushed as it happens (``logs``).
@@ -33,6 +34,7 @@ from craft_env.agents.prompts import archetype_of
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.core.protocol import get_protocol, is_completed
+from craft_env.core.views import DEFAULT_SEATS
 from craft_env.eval.cache import ReplayCache
 from craft_env.eval.jsonl import read_jsonl
 from craft_env.eval.llm import Budget, ModelCallError, ModelClient
@@ -258,6 +260,7 @@ def _context(
         archetype=archetype_of(protocol, spec.index, spec.run, seat) if seat else None,
         protocol=protocol,
         tool=_tool(u, protocol, max_tool_calls) if agent == BUILDER and max_tool_calls else None,
+        seats=u.config.seats,
     )
 
 
@@ -286,7 +289,7 @@ def _game_errored(
 
 
 def env_options(spec: GameSpec, settings: RunSettings, text_observations: bool) -> dict[str, Any]:
-    """The keywords of ``craft_env.env`` for one game of the run (the protocol only when not ``craft``)."""
+    """The keywords of ``craft_env.env`` for one game of the run (protocol and seats when not the default)."""
     options: dict[str, Any] = {
         "message_mode": "text",
         "structure": spec.structure,
@@ -298,6 +301,8 @@ def env_options(spec: GameSpec, settings: RunSettings, text_observations: bool) 
     }
     if settings.protocol != "craft":
         options["protocol"] = settings.protocol
+    if settings.seats != DEFAULT_SEATS:
+        options["seats"] = settings.seats
     return options
 
 
@@ -436,6 +441,7 @@ def prepare_output(settings: RunSettings, resume: bool, redactor: Redactor) -> N
         raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
     if resume:
         check_resume_protocol(config_path, settings.protocol)
+        check_resume_seats(config_path, settings.seats)
     out.mkdir(parents=True, exist_ok=True)
     if not config_path.exists():
         data = settings.to_dict()
@@ -454,6 +460,19 @@ def check_resume_protocol(config_path: Path, protocol: str) -> None:
         )
 
 
+def check_resume_seats(config_path: Path, seats: tuple[str, ...]) -> None:
+    """A resumed run keeps its seats: ``ValueError`` when ``seats`` differ from the saved ones.
+
+    A config saved before seats were configurable seated ``DEFAULT_SEATS``.
+    """
+    saved = tuple(json.loads(config_path.read_text(encoding="utf-8")).get("seats") or DEFAULT_SEATS)
+    if saved != tuple(seats):
+        raise ValueError(
+            f"seats: the run in {os.fspath(config_path.parent)!r} seated {','.join(saved)}, "
+            f"not {','.join(seats)}; resume it with --seats {','.join(saved)} or start a new --out"
+        )
+
+
 def load_settings(out: str | os.PathLike) -> RunSettings:
     """The settings saved in ``out/config.json`` (for ``--resume``)."""
     path = Path(out) / CONFIG_NAME
@@ -465,7 +484,7 @@ def load_settings(out: str | os.PathLike) -> RunSettings:
         raise ValueError(f"{os.fspath(path)}: not a readable run config ({type(error).__name__})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{os.fspath(path)}: expected a JSON object of run settings")
-    missing = [name for name in RESULT_FIELDS if name not in data]
+    missing = [name for name in RESULT_FIELDS if name not in data and name != "seats"]
     if missing:
         raise ValueError(
             f"{os.fspath(path)}: the run's {', '.join(missing)} are not recorded; "

@@ -4,8 +4,11 @@ Model names: ``"scripted"`` (the built-in team, no litellm), ``"random"``
 (uniform over the mask), or any litellm model string
 (``openai/gpt-4o-mini``, ``anthropic/...``, ``ollama/...``, and our offline
 ``scripted/team``). ``person`` names the seat a person plays in
-``craft-env play`` (``builder``, ``D1``, ``D2``, ``D3``; None in a benchmark
-run), so a game's ``config.json`` says who sat where. A bad value raises
+``craft-env play`` (``builder`` or one of the ``seats``; None in a benchmark
+run), so a game's ``config.json`` says who sat where. ``seats`` are the
+seated directors (``core.views.check_seats``; default D1, D2, D3, or a
+string such as ``"D0,D1,D2,D3"``), saved as a list; a config saved before
+seats existed seated the default three. A bad value raises
 ``ValueError`` naming the field.
 
 ``dataset`` is a bundled set by name (``"paper"``, the default: the paper's
@@ -26,11 +29,13 @@ from typing import Any
 from craft_env.agents.prompts import PROMPT_VERSION
 from craft_env.core.board import Structure
 from craft_env.core.protocol import get_protocol
+from craft_env.core.starts import STARTS, start_code
+from craft_env.core.views import ALL_SEATS, DEFAULT_SEATS, check_seats
 from craft_env.datasets import EVAL_SETS
 
 BUILT_IN = ("scripted", "random")
-PERSON_SEATS = ("builder", "D1", "D2", "D3")
-STARTS = ("empty", "first_layer", "first_two_layers", "wall_D1", "wall_D2", "wall_D3")
+#: Every seat a person may take; a run accepts the builder or one of its own ``seats``.
+PERSON_SEATS = ("builder", *ALL_SEATS)
 # Settings that change results: a resumed run must agree on all of them.
 RESULT_FIELDS = (
     "director_model",
@@ -50,6 +55,7 @@ RESULT_FIELDS = (
     "protocol",
     "builder_tools",
     "max_tool_calls",
+    "seats",
 )
 DEFAULT_DATASET = "paper"
 # The paper's budget of simulate_move calls per builder turn (docs/benchmark.md, "The paper's three conditions and the tool").
@@ -123,6 +129,7 @@ class RunSettings:
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
     max_cost: float | None = None
     log_prompts: bool = False
+    seats: tuple[str, ...] = DEFAULT_SEATS
 
     def __post_init__(self) -> None:
         for name in ("director_model", "builder_model"):
@@ -139,10 +146,13 @@ class RunSettings:
         _positive_int("num_retries", self.num_retries, 0)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed: expected a non-negative int, got {self.seed!r}")
+        self.seats = check_seats(self.seats)
         if self.start not in STARTS:
             raise ValueError(f"start: expected one of {', '.join(STARTS)}, got {self.start!r}")
-        if self.person is not None and self.person not in PERSON_SEATS:
-            raise ValueError(f"person: expected None or one of {', '.join(PERSON_SEATS)}, got {self.person!r}")
+        start_code(self.start, self.seats)
+        people = ("builder", *self.seats)
+        if self.person is not None and self.person not in people:
+            raise ValueError(f"person: expected None or one of {', '.join(people)}, got {self.person!r}")
         if self.director_order not in ("random", "fixed"):
             raise ValueError(f"director_order: expected 'random' or 'fixed', got {self.director_order!r}")
         if self.temperature is not None and (
@@ -197,13 +207,17 @@ class RunSettings:
         return list(range(len(self.load_structures()))) if self.structures is None else list(self.structures)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["seats"] = list(self.seats)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSettings:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         if known.get("dataset", "") is None:  # saved before the paper set shipped: the bundled set was ours
             known["dataset"] = "craft"
+        if known.get("seats") is None:  # saved before seats were configurable: the paper's three
+            known["seats"] = DEFAULT_SEATS
         return cls(**known)
 
 

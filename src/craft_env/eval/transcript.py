@@ -13,6 +13,7 @@ import os
 import re
 from typing import Any
 
+from craft_env.core.views import DEFAULT_SEATS
 from craft_env.eval.logs import GameLog
 from craft_env.eval.replay import RunGames, _move_text, load_runs
 
@@ -83,7 +84,9 @@ def transcript_markdown(run: RunGames, game: GameLog, turns: tuple[int, int] | N
     lines = [
         f"# {game.structure_id or f'structure {game.structure_index}'}, {run.label}",
         "",
-        f"Directors: {config.get('director_model', '?')}; builder: {config.get('builder_model', '?')}; "
+        f"Directors: {config.get('director_model', '?')} at "
+        f"{','.join(config.get('seats') or DEFAULT_SEATS)}; "
+        f"builder: {config.get('builder_model', '?')}; "
         f"oracle: {'?' if oracle is None else (oracle or 'off')}; status: {game.status}.",
         "",
         "| Turn | Oracle (top move) | Director messages | Builder move and outcome | Progress |",

@@ -518,7 +518,7 @@ class BuilderReply:
     ``move`` is the move to play (the no-op when the builder asks a
     question instead); ``question`` the clarifying question, if any;
     ``followed`` the (first) director the builder says it followed
-    ("D1".."D4") and ``followed_seats`` every one it names, in order;
+    ("D0".."D3") and ``followed_seats`` every one it names, in order;
     ``raw`` the text as received; ``note`` what a tolerant reading ignored
     (``text.paper_grammar``).
     """
@@ -547,21 +547,21 @@ _QUESTION_TAG = _tag("question")
 _QUESTION_LINE = _field(r"(?:clarifying[ \t]+)?question")
 _FOLLOWED_TAG = _tag("follow(?:ed|ing|s)?")
 _FOLLOWED_LINE = _field(r"follow(?:ed|ing|s)?(?:[ \t_]+director)?|director[ \t_]+followed")
-_SEAT_RE = re.compile(r"\b(?:d|director[\s_]*|dir[\s_]*)([1-4])\b", re.IGNORECASE)
+_SEAT_RE = re.compile(r"\b(?:d|director[\s_]*|dir[\s_]*)([0-3])\b", re.IGNORECASE)
 _SEAT_WORDS = (
     (re.compile(r"\bleft\b"), "D1"), (re.compile(r"\b(?:far|back|across)\b"), "D2"),
-    (re.compile(r"\bright\b"), "D3"), (re.compile(r"\b(?:near|front)\b"), "D4"),
+    (re.compile(r"\bright\b"), "D3"), (re.compile(r"\b(?:near|front)\b"), "D0"),
 )
 _FOLLOW_PROSE = (
     re.compile(
-        r"\bfollow(?:ing|ed|s)?\b[^.\n]{0,40}?\b(?:d|director[\s_]*)([1-4])\b", re.IGNORECASE
+        r"\bfollow(?:ing|ed|s)?\b[^.\n]{0,40}?\b(?:d|director[\s_]*)([0-3])\b", re.IGNORECASE
     ),
     re.compile(
-        r"\b(?:d|director[\s_]*)([1-4])(?:'s|\u2019s)\s+(?:\w+\s+){0,2}?"
+        r"\b(?:d|director[\s_]*)([0-3])(?:'s|\u2019s)\s+(?:\w+\s+){0,2}?"
         r"(?:instruction|suggestion|advice|request|message|direction|guidance|lead|plan|idea)s?\b",
         re.IGNORECASE,
     ),
-    re.compile(r"\b(?:as|per)\s+(?:d|director[\s_]*)([1-4])\b", re.IGNORECASE),
+    re.compile(r"\b(?:as|per)\s+(?:d|director[\s_]*)([0-3])\b", re.IGNORECASE),
 )
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?\n])")
 _NULL_VALUES = {"", "none", "null", "n/a", "na", "-", "no", "nothing", "no question"}
@@ -580,7 +580,7 @@ def _seat_from(value: object) -> str | None:
     match = _SEAT_RE.search(value)
     if match:
         return f"D{match.group(1)}"
-    bare = re.fullmatch(r"\s*([1-4])\s*", value)
+    bare = re.fullmatch(r"\s*([0-3])\s*", value)
     if bare:
         return f"D{bare.group(1)}"
     lowered = value.lower()
@@ -598,7 +598,7 @@ def _seats_from(value: object) -> tuple[str, ...]:
     text = text[:200]
     seats = [f"D{m.group(1)}" for m in _SEAT_RE.finditer(text)]
     if not seats:
-        seats = [f"D{digit}" for digit in re.findall(r"(?<![\w.])([1-4])(?![\w.])", text)]
+        seats = [f"D{digit}" for digit in re.findall(r"(?<![\w.])([0-3])(?![\w.])", text)]
     if not seats:
         seat = _seat_from(text)
         seats = [seat] if seat else []

@@ -165,9 +165,9 @@ def director_frame_description(seat: str, n: int = DEFAULT_N, height: int | None
         "right": "on the builder's right",
         "near": "beside the builder, on the near side",
     }[SEAT_SIDES[seat]]
-    wall = {"D1": "column j=0", "D2": "row i=0", "D3": f"column j={n - 1}", "D4": f"row i={n - 1}"}[seat]
+    wall = {"D1": "column j=0", "D2": "row i=0", "D3": f"column j={n - 1}", "D0": f"row i={n - 1}"}[seat]
     inner = inward_cell(seat, cells[0], n)
-    inward = {"D1": "column j=1", "D2": "row i=1", "D3": f"column j={n - 2}", "D4": f"row i={n - 2}"}[seat]
+    inward = {"D1": "column j=1", "D2": "row i=1", "D3": f"column j={n - 2}", "D0": f"row i={n - 2}"}[seat]
     named = [f"your {slot_name(p, n)} column is {format_position(c)}" for p, c in enumerate(cells)]
     names = ", ".join(named[:-1]) + " and " + named[-1]
     di, dj = cells[1][0] - cells[0][0], cells[1][1] - cells[0][1]
@@ -249,7 +249,7 @@ _NOT_AN_INSTRUCTION_RE = re.compile(
     r"\b(?:confirm\w*|already|keep|leave|don'?t|do\s+not|never"
     r"|(?:is|are|looks?)\s+(?:correct|right|good|fine))\b"
 )
-_OTHER_SEAT_RE = re.compile(r"\b(?:d|director\s*)([1-4])(?:'s|s)\b")
+_OTHER_SEAT_RE = re.compile(r"\b(?:d|director\s*)([0-3])(?:'s|s)\b")
 _NOOP_RE = re.compile(
     r"\b(?:nothing\s+(?:to\s+add|more|else|from\s+me|new|to\s+do|needed|to\s+change)|no\s+changes?"
     r"|no\s+instructions?|no\s+op|noop|pass|i\s+have\s+nothing|all\s+(?:good|done|set)"
