@@ -113,8 +113,6 @@ from craft_env.envs.textobs import (
 )
 
 #: The agents under the default seats; an env's own are ``possible_agents`` (``seats`` keyword).
-# Director actions the Parallel env passes to ``CraftGame.speak_phase`` in one call (when in range).
-_INTENT_TYPES = (int, np.int64, np.int32)
 DIRECTORS = tuple(agent_name(seat) for seat in DEFAULT_SEATS)
 BUILDER = "builder"
 AGENTS = (*DIRECTORS, BUILDER)
@@ -488,16 +486,10 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
         agents = self._agents
         if not self._builder_phase:
             directors = self.directors
-            intents = [actions.get(agent, 0) for agent in directors]
-            limit = game.num_intents
-            if all(type(i) in _INTENT_TYPES and 0 <= i < limit for i in intents):
-                infos = {}
-                for agent, info in zip(directors, game.speak_phase(intents)):
-                    infos[agent] = {} if info is None else info
-            else:  # a message, a bad id or another type: seat by seat, each with its reason
-                infos = {agent: {} for agent in directors}
-                for seat in game.order_list:
-                    infos[directors[seat]] = game.speak(seat, intents[seat])
+            infos = {agent: {} for agent in directors}
+            for seat in game.order_list:
+                agent = directors[seat]
+                infos[agent] = game.speak(seat, actions.get(agent, 0))
             infos[BUILDER] = {}
             self._builder_phase = True
             observations = self._observe_all(builder_idle=False)

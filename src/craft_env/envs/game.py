@@ -66,11 +66,6 @@ def announce_cold_kernels(*kernels_used) -> bool:
     return False
 
 
-def _not_allowed(intent: int) -> str:
-    """The reason a director's in-range intent was not allowed (it became the no-op)."""
-    return f"intent {intent} is not allowed now (it names no legal move on the current board)"
-
-
 class CraftGame:
     """Episode state and rules for one game (see the module docstring)."""
 
@@ -122,8 +117,6 @@ class CraftGame:
         self._info = episode.info
         self.num_candidates = 0
         self.result = np.zeros(kernels.RESULT_WIDTH, np.float64)
-        self._phase_intents = np.zeros(self.num_directors, np.int64)  # ``speak_phase``'s buffers
-        self._phase_legal = np.zeros(self.num_directors, np.bool_)
         self.seed = 0
         self.turn = 0
         self.distance = 0
@@ -175,36 +168,11 @@ class CraftGame:
             self.director_masks, self.spoken, seat, intent, self.director_obs, self.builder_obs
         )
         if not allowed:
-            reason = _not_allowed(intent)
+            reason = f"intent {intent} is not allowed now (it names no legal move on the current board)"
             intent = 0
         turn = self.turn + 1
         self.conversation.append({"turn": turn, "speaker": self.seats[seat], "intent": intent, "text": text})
         return {"turn": turn, "intent": intent, "message": text, "legal": reason is None, "reason": reason}
-
-    def speak_phase(self, intents: list[int]) -> list[dict[str, Any] | None]:
-        """A whole director phase in one kernel call: seat ``k`` says ``intents[k]`` in each of its slots.
-
-        ``intents`` must be in-range intent ids (``speak`` takes anything
-        else). Returns per seat what ``speak`` returns for its last slot
-        (None for a seat that held no slot this turn); the conversation gets
-        one entry per slot, as with ``speak``.
-        """
-        asked = self._phase_intents
-        asked[:] = intents
-        kernels.speak_slots(self.director_masks, self.spoken, self.order, asked, self.num_intents,
-                            self.director_obs, self.builder_obs, self._phase_legal)
-        spoken = self.spoken.tolist()
-        legal = self._phase_legal.tolist()
-        turn = self.turn + 1
-        conversation = self.conversation
-        infos: list[dict[str, Any] | None] = [None] * len(spoken)
-        for seat in self.order_list:
-            intent = spoken[seat]
-            allowed = legal[seat]
-            conversation.append({"turn": turn, "speaker": self.seats[seat], "intent": intent, "text": None})
-            infos[seat] = {"turn": turn, "intent": intent, "message": None, "legal": allowed,
-                           "reason": None if allowed else _not_allowed(int(intents[seat]))}
-        return infos
 
     def _intent_from_action(self, seat: int, action: Any) -> tuple[int, str | None, str | None]:
         """``(intent id in range, message text, reason)`` for anything but an in-range ``int``."""
