@@ -33,7 +33,7 @@ from craft_env.text import (
 SEAT_SETS = [("D1",), ("D1", "D3"), ("D1", "D2", "D3"), ("D0", "D1", "D2", "D3"), ("D0", "D2")]
 ENV_KINDS = ["env", "raw_env", "parallel_env", "vector_env"]
 INTENTS = intent_table("D1", 3, 3).num_intents
-BAD_SEATS = [(), [], ("D5",), ("D1", "D1"), "D1,D9", ("d1",), 3, None]
+BAD_SEATS = [(), [], ("D5",), ("D1", "D1"), "D1,D9", ("d1",), 3, None, {"D1", "D3"}]
 
 
 def _make(kind: str, seats, **config):

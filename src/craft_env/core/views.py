@@ -49,6 +49,8 @@ def check_seats(seats: Any) -> tuple[str, ...]:
     given: that order is the seat index order of the game kernels (speaking
     order is still drawn per turn).
     """
+    if isinstance(seats, (set, frozenset, dict)):  # no stable order: the seat indices would vary by process
+        raise ValueError(f"seats: expected an ordered sequence such as ('D1', 'D3'), got {seats!r}")
     try:
         names = tuple(s.strip() for s in seats.split(",")) if isinstance(seats, str) else tuple(seats)
     except TypeError:

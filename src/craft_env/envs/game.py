@@ -22,6 +22,7 @@ import secrets
 from typing import Any
 
 import numpy as np
+from numba import typeof
 
 from craft_env.core import game as kernels
 from craft_env.core import rules
@@ -64,6 +65,26 @@ def announce_cold_kernels(*kernels_used) -> bool:
             _log.warning(COMPILING_MESSAGE)
             return True
     return False
+
+
+def compiled_entry(kernel: Any, example_args: tuple) -> Any:
+    """``kernel``'s compiled function for the types of ``example_args``, compiled (or loaded) now.
+
+    A numba dispatcher works out the types of its arguments on every call;
+    for the game's two records (about 40 arrays and numbers) that costs
+    about as much as the turn itself. ``CraftGame`` passes the same record
+    objects, the same row views and plain ints on every call, so it calls
+    the compiled function directly. Only for such callers: the compiled
+    function does not check what it is given. When numba does not expose
+    it, this is ``kernel`` itself.
+    """
+    try:
+        signature = tuple(typeof(arg) for arg in example_args)
+        kernel.compile(signature)
+        return kernel.overloads[signature].entry_point
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        _log.debug("calling %s through its dispatcher: %s", getattr(kernel, "__name__", kernel), error)
+        return kernel
 
 
 class CraftGame:
@@ -117,6 +138,13 @@ class CraftGame:
         self._info = episode.info
         self.num_candidates = 0
         self.result = np.zeros(kernels.RESULT_WIDTH, np.float64)
+        # The hot kernels, called without numba's per-call type resolution (``compiled_entry``).
+        records = (self._config_tuple, self._episode_tuple)
+        self._reset_row = compiled_entry(kernels.reset_row, (*records, 0))
+        self._play_builder = compiled_entry(kernels.play_builder, (*records, 0, 0, 0, self.result))
+        self._speak = compiled_entry(
+            kernels.speak, (self.director_masks, self.spoken, 0, 0, self.director_obs, self.builder_obs)
+        )
         self.seed = 0
         self.turn = 0
         self.distance = 0
@@ -132,7 +160,7 @@ class CraftGame:
         """Start a new episode; ``seed`` fixes the target (if generated), speakers and candidates."""
         self.seed = secrets.randbits(63) if seed is None else normalise_seed(seed)
         self._info["seed"][0] = self.seed
-        kernels.reset_row(self._config_tuple, self._episode_tuple, 0)
+        self._reset_row(self._config_tuple, self._episode_tuple, 0)
         self.turn = 0
         self.done = False
         self.conversation = []
@@ -164,7 +192,7 @@ class CraftGame:
             intent = action
         else:
             intent, text, reason = self._intent_from_action(seat, action)
-        allowed = kernels.speak(
+        allowed = self._speak(
             self.director_masks, self.spoken, seat, intent, self.director_obs, self.builder_obs
         )
         if not allowed:
@@ -209,7 +237,7 @@ class CraftGame:
             override = rules.OK if reason is None else rules.WRONG_LAYER
         candidates = self.candidate_strings()
         played = action_id if 0 <= action_id < self.num_actions else -1  # unknown; fits the kernel's int64
-        code = kernels.play_builder(self._config_tuple, self._episode_tuple, 0, played, override, self.result)
+        code = self._play_builder(self._config_tuple, self._episode_tuple, 0, played, override, self.result)
         legal = code == rules.OK
         if reason is None and not legal:
             reason = rules.REASONS[code]
