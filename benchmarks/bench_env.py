@@ -5,14 +5,16 @@ Run: ``python benchmarks/bench_env.py [--steps 200000]``.
 Every env is driven by the same loop with random legal actions (a uniform
 draw over the action mask from a pre-drawn pool of random numbers), so the
 do-nothing env's rate is the floor set by PettingZoo's API and the loop
-itself; the ratio says how much of the budget the game takes. Each rate is
-the best of ``--repeat`` runs (the machine may be shared: the best run is
-the least disturbed one).
+itself; the ratio says how much of the budget the game takes. Each row
+alternates ``--repeat`` runs of the env and of the do-nothing env and
+prints the medians; the ratio is the median of the pair-by-pair ratios (the
+machine may be shared and drift: a pair is measured at one speed).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import numpy as np
@@ -166,33 +168,43 @@ def parallel_rate(env, steps: int) -> float:
     return done / (time.perf_counter() - start)
 
 
+def paired(rate, make_env, make_null, steps: int, rounds: int) -> tuple[float, float, float]:
+    """``(env rate, do-nothing rate, ratio)``: medians over ``rounds`` alternating runs of both.
+
+    The ratio is taken run pair by run pair, so a machine whose speed
+    drifts during the measurement (a shared VM) moves both sides alike.
+    """
+    env, null = make_env(), make_null()
+    rates, floors, ratios = [], [], []
+    for _ in range(rounds):
+        rates.append(rate(env, steps))
+        floors.append(rate(null, steps))
+        ratios.append(rates[-1] / floors[-1])
+    return statistics.median(rates), statistics.median(floors), statistics.median(ratios)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200_000, help="agent steps per measurement")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per rate; the best is reported")
+    parser.add_argument("--repeat", type=int, default=5, help="alternating env / do-nothing runs per row")
     args = parser.parse_args()
     aec_rate(craft_env.raw_env(), 2_000)
     parallel_rate(craft_env.parallel_env(), 1_000)
-
-    def best(rate, make_env, steps: int) -> float:
-        return max(rate(make_env(), steps) for _ in range(args.repeat))
-
-    null_aec = best(aec_rate, NullAEC, args.steps)
-    null_parallel = best(parallel_rate, NullParallel, args.steps // 4)
+    steps, joint = args.steps, args.steps // 4
     rows = [
-        ("raw_env (AEC)", best(aec_rate, craft_env.raw_env, args.steps), null_aec, "agent steps/s", 200_000),
-        ("env() (AEC, checked)", best(aec_rate, craft_env.env, args.steps), null_aec, "agent steps/s", 50_000),
-        ("parallel_env()", best(parallel_rate, craft_env.parallel_env, args.steps // 4), null_parallel,
-         "joint steps/s", 150_000),
-        ("raw_env, oracle_n=5", best(aec_rate, lambda: craft_env.raw_env(oracle_n=5), args.steps), null_aec,
+        ("raw_env (AEC)", aec_rate, craft_env.raw_env, NullAEC, steps, "agent steps/s", 200_000),
+        ("env() (AEC, checked)", aec_rate, craft_env.env, NullAEC, steps, "agent steps/s", 50_000),
+        ("parallel_env()", parallel_rate, craft_env.parallel_env, NullParallel, joint, "joint steps/s", 150_000),
+        ("raw_env, oracle_n=5", aec_rate, lambda: craft_env.raw_env(oracle_n=5), NullAEC, steps,
          "agent steps/s", None),
-        ("raw_env, text mode", best(aec_rate, lambda: craft_env.raw_env(message_mode="text"), args.steps // 20),
-         null_aec, "agent steps/s", None),
+        ("raw_env, text mode", aec_rate, lambda: craft_env.raw_env(message_mode="text"), NullAEC, steps // 20,
+         "agent steps/s", None),
     ]
     print(f"{'env':24} {'rate':>12} {'null env':>12} {'ratio':>7} {'goal':>9}  unit")
-    for name, rate, floor, unit, goal in rows:
+    for name, rate, make_env, make_null, count, unit, goal in rows:
+        value, floor, ratio = paired(rate, make_env, make_null, count, args.repeat)
         goal_text = f"{goal:,}" if goal else "-"
-        print(f"{name:24} {rate:12,.0f} {floor:12,.0f} {rate / floor:7.2f} {goal_text:>9}  {unit}")
+        print(f"{name:24} {value:12,.0f} {floor:12,.0f} {ratio:7.2f} {goal_text:>9}  {unit}")
 
 
 if __name__ == "__main__":

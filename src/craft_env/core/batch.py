@@ -134,10 +134,9 @@ def game_builder_parallel(config, episode, actions, rewards, terminations, trunc
         _builder_step(config, episode, b, actions[b], rewards, terminations, truncations, result)
 
 
-def game_builder(config, episode, actions, rewards, terminations, truncations, result) -> None:
-    """The builder phase, serial or parallel by batch size (``PARALLEL_MIN_BATCH["builder"]``)."""
-    kernel = game_builder_parallel if use_parallel("builder", actions.shape[0]) else game_builder_serial
-    kernel(config, episode, actions, rewards, terminations, truncations, result)
+def builder_driver(batch: int):
+    """The builder phase's driver for ``batch`` rows: serial, or ``prange`` (``PARALLEL_MIN_BATCH["builder"]``)."""
+    return game_builder_parallel if use_parallel("builder", batch) else game_builder_serial
 
 
 @njit(cache=True)

@@ -517,7 +517,7 @@ def speak(director_masks, spoken, seat, intent, director_obs, builder_obs):
     return note_intent(director_masks, spoken, seat, intent, director_obs, builder_obs)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def speak_slots(director_masks, spoken, order, intents, num_intents, director_obs, builder_obs, legal):
     """The director phase of one episode: each speaking slot's seat says ``intents[seat]``.
 

@@ -93,7 +93,7 @@ from craft_env.core.observation import builder_obs_dim, director_obs_dim, state_
 from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed, normalise_seed
 from craft_env.core.views import DEFAULT_SEATS, agent_name
 from craft_env.envs.config import make_config
-from craft_env.envs.game import announce_cold_kernels
+from craft_env.envs.game import announce_cold_kernels, compiled_entry
 
 #: The directors under the default seats; an env's own are ``directors`` (``seats`` keyword).
 DIRECTORS = tuple(agent_name(seat) for seat in DEFAULT_SEATS)
@@ -178,6 +178,7 @@ class CraftVectorEnv:
         self._config, self._episode = config, episode
         # The kernels take the records as plain tuples (see ``core.game``).
         self._tables, self._state = tuple(config), tuple(episode)
+        self._entries: dict[Any, Any] = {}  # kernel -> its compiled entry (``_call``)
         self._boards, self._targets, self._info = episode.boards, episode.targets, episode.info
         self._st = self._info  # the episodes' scalars (``game.EPISODE_INFO``), under the name tests use
         self._scores, self._spoken, self._order = episode.scores, episode.spoken, episode.order
@@ -310,7 +311,7 @@ class CraftVectorEnv:
         if intents.shape != buffer.shape:
             raise ValueError(f"intents: expected shape {buffer.shape}, got {intents.shape}")
         np.copyto(buffer, intents, casting="unsafe")
-        kernels.game_directors(self._tables, self._state, buffer, self._intent_legal)
+        self._call(kernels.game_directors, buffer, self._intent_legal)
         self._phase = "builder"
         infos = {"intent": _read_only(self._spoken), "intent_legal": _read_only(self._intent_legal)}
         return self._observations(), self._zero_rewards, self._false, self._false, infos
@@ -323,9 +324,8 @@ class CraftVectorEnv:
         if actions.shape != buffer.shape:
             raise ValueError(f"actions: expected shape {buffer.shape}, got {actions.shape}")
         np.copyto(buffer, actions, casting="unsafe")
-        kernels.game_builder(
-            self._tables, self._state, buffer, self._rewards, self._terminations, self._truncations, self._result
-        )
+        self._call(kernels.builder_driver(self.num_envs), buffer, self._rewards, self._terminations,
+                   self._truncations, self._result)
         self._phase = "directors"
         views = self._views
         infos = dict(self._builder_info_views)
@@ -335,6 +335,17 @@ class CraftVectorEnv:
             return (self._observations(), views["rewards"].copy(), views["terminations"].copy(),
                     views["truncations"].copy(), infos)
         return self._observations(), views["rewards"], views["terminations"], views["truncations"], infos
+
+    def _call(self, kernel: Any, *buffers: np.ndarray) -> None:
+        """``kernel(records, *buffers)`` through its compiled entry (``envs.game.compiled_entry``).
+
+        Every step passes the same record tuples and this env's own buffers,
+        so numba's per-call typing is skipped; the entry is made on first use.
+        """
+        entry = self._entries.get(kernel)
+        if entry is None:
+            entry = self._entries[kernel] = compiled_entry(kernel, (self._tables, self._state, *buffers))
+        entry(self._tables, self._state, *buffers)
 
     def _expect(self, phase: str) -> None:
         if self._phase is None:
