@@ -7,6 +7,7 @@ import pytest
 
 from craft_env.agents.llm import builder_action, parse_director_reply
 from craft_env.text import parse_builder_reply
+from fake_providers import install  # tests/ is on sys.path (conftest)
 
 
 @pytest.mark.parametrize(
@@ -80,9 +81,7 @@ def test_the_agent_context_travels_with_the_request_not_in_a_global():
             message = {"role": "assistant", "content": "x"}
             return litellm.ModelResponse(model=model, choices=[{"message": message}])
 
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "echo"] + [
-        {"provider": "echo", "custom_handler": Echo()}
-    ]
+    install("echo", Echo())
     assert not hasattr(agent_llm, "_IN_FLIGHT") and not hasattr(agent_llm, "context_for")
     context = object()
     messages = [{"role": "user", "content": "You are the builder."}]

@@ -11,6 +11,7 @@ from craft_env.cli import main
 from craft_env.eval.llm import import_litellm
 from craft_env.eval.logs import read_games
 from craft_env.eval.provider import request_context, scripted_reply
+from fake_providers import install  # tests/ is on sys.path (conftest)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -33,18 +34,12 @@ class Priced(litellm.CustomLLM):
         return response
 
 
-def _install(handler) -> None:
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "priced"] + [
-        {"provider": "priced", "custom_handler": handler}
-    ]
-
-
 RUN = ["--structures", "0", "--turns", "3", "--no-progress", "--no-plots", "--concurrency", "1"]
 
 
 def test_max_cost_stops_new_calls_and_resume_with_more_finishes(tmp_path):
     handler = Priced()
-    _install(handler)
+    install("priced", handler)
     out = tmp_path / "budget"
     code = main(["run", "--out", str(out), "--builder-model", "priced/m", "--max-cost", "0.02", *RUN])
     assert code == 1 and handler.calls == 2
@@ -56,7 +51,7 @@ def test_max_cost_stops_new_calls_and_resume_with_more_finishes(tmp_path):
 
 
 def test_log_prompts_stores_the_messages_of_each_call(tmp_path):
-    _install(Priced())
+    install("priced", Priced())
     out = tmp_path / "prompts"
     assert main(["run", "--out", str(out), "--builder-model", "priced/m", "--log-prompts", *RUN]) == 0
     records = [json.loads(line) for line in (out / "cache.jsonl").read_text().splitlines()]

@@ -11,6 +11,8 @@ from craft_env.eval.llm import ModelCallError, ModelClient, import_litellm
 from craft_env.eval.runner import run_benchmark
 from craft_env.eval.settings import RunSettings
 
+from fake_providers import install  # tests/ is on sys.path (conftest)
+
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 litellm = import_litellm()
@@ -46,12 +48,6 @@ class Answers(litellm.CustomLLM):
 
     async def acompletion(self, model, messages, *args, **kwargs):
         return self._answer(model)
-
-
-def install(name: str, handler) -> None:
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != name] + [
-        {"provider": name, "custom_handler": handler}
-    ]
 
 
 async def _no_sleep(delay):

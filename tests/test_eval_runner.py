@@ -17,6 +17,7 @@ from craft_env.eval.provider import request_context, scripted_reply
 from craft_env.eval.report import load_results, write_report
 from craft_env.eval.runner import run_benchmark
 from craft_env.eval.settings import RunSettings
+from fake_providers import install  # tests/ is on sys.path (conftest)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 SECRET = "sk-test-RUNNERSECRET0123456789abcdef"
@@ -77,13 +78,6 @@ class ScriptedWithFaults:
                 return self._answer(model, messages, kwargs)
 
         return Handler()
-
-
-def install(name, handler):
-    litellm = _litellm()
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != name] + [
-        {"provider": name, "custom_handler": handler}
-    ]
 
 
 async def _no_sleep(delay):

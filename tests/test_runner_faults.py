@@ -18,6 +18,7 @@ from craft_env.datasets import load_structures
 from craft_env.eval.logs import read_games
 from craft_env.eval.runner import load_settings, run_benchmark
 from craft_env.eval.settings import RunSettings
+from fake_providers import install  # tests/ is on sys.path (conftest)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -238,9 +239,7 @@ def test_the_cause_of_an_errored_game_is_on_the_terminal(tmp_path, capsys):
         async def acompletion(self, *args, **kwargs):
             raise litellm.BadRequestError(message="model gone away", model="m", llm_provider="down")
 
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "down"] + [
-        {"provider": "down", "custom_handler": Down()}
-    ]
+    install("down", Down())
     code = main(["run", "--out", str(tmp_path / "down"), "--builder-model", "down/m", "--structures", "0",
                  "--turns", "1", "--no-progress", "--no-plots", "--num-retries", "0"])
     assert code == 1 and "model gone away" in capsys.readouterr().err
