@@ -5,6 +5,9 @@ Profiles (choose with ``HYPOTHESIS_PROFILE``):
 * ``ci`` (default): derandomized, modest example counts, no deadline, so
   every run explores the same examples and the suite stays fast;
 * ``dev``: random and ten times the examples, for hunting bugs locally.
+
+Stale numba caches need nothing here: importing ``craft_env.core`` drops
+them before any kernel runs (``craft_env.core.caches``).
 """
 
 from __future__ import annotations
@@ -21,8 +24,6 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).parent))
 
 from reference_model import RefBoard, random_walk  # noqa: E402
-
-from craft_env.core.caches import drop_stale_caches  # noqa: E402
 
 settings.register_profile(
     "ci",
@@ -42,12 +43,6 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 PAPER_FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "craft_paper_structures_20.json"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Stale numba caches go before any test runs (``craft_env.core.caches``, also run on import)."""
-    if not hasattr(config, "workerinput"):  # once, in the controlling process (pytest-xdist)
-        drop_stale_caches()
 
 
 @pytest.fixture

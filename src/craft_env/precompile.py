@@ -31,7 +31,6 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-GROUPS = ("envs", "api", "vector")
 _log = logging.getLogger("craft_env")
 
 
@@ -115,6 +114,7 @@ def _play_vector() -> None:
 
 
 WORKLOADS: dict[str, Callable[[], None]] = {"envs": _play_envs, "api": _use_api, "vector": _play_vector}
+GROUPS = tuple(WORKLOADS)
 
 
 def compile_kernels(groups: Iterable[str] = GROUPS) -> dict[str, float]:
