@@ -9,6 +9,11 @@ itself; the ratio says how much of the budget the game takes. Each row
 alternates ``--repeat`` runs of the env and of the do-nothing env and
 prints the medians; the ratio is the median of the pair-by-pair ratios (the
 machine may be shared and drift: a pair is measured at one speed).
+
+The row ``parallel_env(), no game`` is ``parallel_env()`` with its game
+kernels replaced by stand-ins that only count turns: what the env's
+Python (dicts, observation copies, infos, the conversation) costs alone,
+the ceiling that no kernel work can lift.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from numba import njit
 from pettingzoo import AECEnv, ParallelEnv
 
 import craft_env
+from craft_env.core import game as kernels
 
 AGENTS = ["director_1", "director_2", "director_3", "builder"]
 
@@ -135,6 +141,25 @@ class NullParallel(ParallelEnv):
         return observations, rewards, terminations, truncations, {a: {} for a in AGENTS}
 
 
+_INFO = kernels.Episode._fields.index("info")
+
+
+def _count_turn(config, episode, b, action, override, out):
+    """A builder kernel that plays nothing: the turn advances, every other result stays 0."""
+    info = episode[_INFO][b]
+    info["turn"] += 1
+    out[kernels.RESULT_TURN] = info["turn"]
+    return 0
+
+
+def parallel_env_without_game(**config):
+    """``parallel_env()`` whose game kernels do nothing (see the module docstring)."""
+    env = craft_env.parallel_env(**config)
+    env.game._speak = lambda *rows: True
+    env.game._play_builder = _count_turn
+    return env
+
+
 def aec_rate(env, steps: int) -> float:
     """Agent steps per second over ``steps`` steps (episodes restarted as needed)."""
     pick = _Picker()
@@ -195,6 +220,8 @@ def main() -> None:
         ("raw_env (AEC)", aec_rate, craft_env.raw_env, NullAEC, steps, "agent steps/s", 200_000),
         ("env() (AEC, checked)", aec_rate, craft_env.env, NullAEC, steps, "agent steps/s", 50_000),
         ("parallel_env()", parallel_rate, craft_env.parallel_env, NullParallel, joint, "joint steps/s", 150_000),
+        ("parallel_env(), no game", parallel_rate, parallel_env_without_game, NullParallel, joint, "joint steps/s",
+         None),
         ("raw_env, oracle_n=5", aec_rate, lambda: craft_env.raw_env(oracle_n=5), NullAEC, steps,
          "agent steps/s", None),
         ("raw_env, text mode", aec_rate, lambda: craft_env.raw_env(message_mode="text"), NullAEC, steps // 20,

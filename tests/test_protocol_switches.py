@@ -366,3 +366,23 @@ def test_protocol_keyword_is_validated_and_named():
     assert craft_env.parallel_env(protocol="paper", director_sees="full").config.director_sees == "full"
     assert craft_env.parallel_env().config.director_sees == "full"
     assert craft_env.vector_env(2, protocol="paper").metadata["protocol"] == "paper"
+
+
+def test_parallel_env_director_without_a_slot_gets_an_empty_info():
+    """Under paper a seat may hold no speaking slot in a turn: its info is its own empty dict, the others speak."""
+    env = craft_env.parallel_env(protocol="paper")
+    silent_turns = 0
+    for seed in range(20):
+        env.reset(seed=seed)
+        order = env.game.order_list
+        _, _, _, _, infos = env.step({agent: 0 for agent in env.directors})
+        assert set(infos) == set(env.possible_agents)
+        for seat, agent in enumerate(env.directors):
+            if seat in order:
+                assert infos[agent]["intent"] == 0 and infos[agent]["legal"]
+            else:
+                assert infos[agent] == {}
+                silent_turns += 1
+        empty = [id(info) for info in infos.values() if info == {}]
+        assert len(empty) == len(set(empty))
+    assert silent_turns > 0

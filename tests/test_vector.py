@@ -9,6 +9,7 @@ step, through auto-resets, under a range of configurations.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 
@@ -297,3 +298,23 @@ def test_phase_errors():
         vec.scripted_intents()
     _, rewards, *_ = vec.step({"builder": np.full(2, vec.noop)})
     assert rewards.shape == (2,)
+
+
+def test_builder_phase_takes_the_prange_driver_from_its_threshold_on_any_thread_count():
+    threads = numba.get_num_threads()
+    try:
+        for count in {1, threads}:
+            numba.set_num_threads(count)
+            smallest = batch.PARALLEL_MIN_BATCH["builder"]
+            assert batch.builder_driver(smallest) is batch.game_builder_parallel
+            assert batch.builder_driver(smallest - 1) is batch.game_builder_serial
+            assert batch.use_parallel("legal", 1 << 20) == (count > 1)
+    finally:
+        numba.set_num_threads(threads)
+
+
+def test_a_step_out_of_phase_names_the_phase():
+    vec = craft_env.vector_env(2)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"^step_builder: it is the directors phase; call step_directors\(\) first$"):
+        vec.step_builder(np.zeros(2, np.int64))

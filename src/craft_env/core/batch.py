@@ -5,8 +5,10 @@ The vector env (``craft_env.envs.vector``) holds a ``game.Config`` and a
 driver here is a loop over the rows calling the same kernels that play
 ``parallel_env()`` (so both play exactly the same rules and randomness).
 Only the builder phase, the expensive one, has a ``prange`` driver, used
-from ``PARALLEL_MIN_BATCH["builder"]`` episodes when numba runs more than
-one thread (starting a parallel region costs microseconds).
+from ``PARALLEL_MIN_BATCH["builder"]`` episodes, on one thread too: its
+rows run faster than the serial loop's (measured from 8 episodes on, 20-45%
+less time per row on one thread; ``docs/rl.md``, Speed), and below 8 the
+microseconds a parallel region costs to start outweigh that.
 
 Observations are kept up to date incrementally by the row kernels; nothing
 allocates per episode (``tests/test_batch.py`` counts allocations).
@@ -39,12 +41,16 @@ from craft_env.core.rules import OK
 from craft_env.core.scripted import scripted_intent
 
 # Smallest batch that runs the prange driver (measured on 2 cores; see benchmarks/bench_vector.py).
-PARALLEL_MIN_BATCH = {"legal": 128, "optimal": 128, "scores": 128, "builder": 64}
+PARALLEL_MIN_BATCH = {"legal": 128, "optimal": 128, "scores": 128, "builder": 8}
+#: Kernels whose prange driver beats the serial one even when numba runs one thread (measured).
+PARALLEL_ON_ONE_THREAD = frozenset({"builder"})
 
 
 def use_parallel(name: str, batch: int) -> bool:
     """Whether a batch of ``batch`` rows runs the prange driver of kernel ``name``."""
-    return batch >= PARALLEL_MIN_BATCH[name] and numba.get_num_threads() > 1
+    if batch < PARALLEL_MIN_BATCH[name]:
+        return False
+    return name in PARALLEL_ON_ONE_THREAD or numba.get_num_threads() > 1
 
 
 @njit(cache=True)

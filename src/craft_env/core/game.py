@@ -281,25 +281,25 @@ def director_masks_row(board, n, groups, bucket_ptr, heights, out):
     come from ``intents.intent_groups``.
     """
     h = board.shape[1]
-    for s in range(groups.shape[0]):
-        mask = out[s]
-        for intent in range(mask.shape[0]):
-            mask[intent] = 0
-        mask[0] = 1
-        ptr = bucket_ptr[s]
+    seats, intents = out.shape
+    # Indexed, not sliced: a row view per group costs more than the rest of the loop.
+    for s in range(seats):
+        for intent in range(intents):
+            out[s, intent] = 0
+        out[s, 0] = 1
         for a in range(n * n):
             ha = heights[a]
             key = a * (h + 1) + ha
-            for g in range(ptr[key], ptr[key + 1]):
-                group = groups[s, g]
-                if group[5]:  # a removal: a large top needs its partner uncovered
+            for g in range(bucket_ptr[s, key], bucket_ptr[s, key + 1]):
+                if groups[s, g, 5]:  # a removal: a large top needs its partner uncovered
                     top = board[a, ha - 1]
                     allowed = top < 6 or heights[partner_cell(n, a, top)] == ha
                 else:
-                    allowed = heights[group[3]] == ha
+                    allowed = heights[groups[s, g, 3]] == ha
                 if allowed:
-                    for intent in range(group[0], group[0] + group[1]):
-                        mask[intent] = 1
+                    first = groups[s, g, 0]
+                    for intent in range(first, first + groups[s, g, 1]):
+                        out[s, intent] = 1
 
 
 @njit(cache=True, inline="always")
@@ -369,7 +369,7 @@ def paper_candidates(board, target, n, kind, cell_a, cell_b, pair_of, large_offs
 # --------------------------------------------------------------------------- a turn
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def score_row(config, episode, b):
     """Score episode ``b``'s board: ``scores[b]`` and ``info[b].distance`` (keep levels into scratch)."""
     c = Config(*config)
@@ -383,7 +383,7 @@ def score_row(config, episode, b):
     e.info[b].distance = distance_from_keep(board, target, c.n, keep)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def begin_turn_row(config, episode, b):
     """Begin episode ``b``'s next turn: slots, optimal moves, candidates and every mask.
 
@@ -536,7 +536,7 @@ def speak_slots(director_masks, spoken, order, intents, num_intents, director_ob
         legal[s] = in_range and allowed
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def builder_row(config, episode, b, action, override, out):
     """The builder's ``action`` in episode ``b``: check, play, score; returns whether the episode ended.
 
@@ -636,7 +636,7 @@ def builder_row(config, episode, b, action, override, out):
     return completed or turn >= c.max_turns
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def close_row(config, episode, b):
     """Episode ``b`` is over: every mask allows only the no-op and no candidates are shown."""
     e = Episode(*episode)

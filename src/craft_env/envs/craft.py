@@ -100,6 +100,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
+from craft_env.core.protocol import SPEAKERS_WITH_REPLACEMENT
 from craft_env.core.views import DEFAULT_SEATS, agent_name, director_views
 from craft_env.envs import render as drawing
 from craft_env.envs.config import make_config, turns_for_cycles
@@ -165,6 +166,11 @@ class _CraftBase:
         self.state_space = spaces.Box(0.0, 1.0, (self.game.state_dim,), np.float32)
         self.seat_of = dict(zip(directors, self.config.seats))
         self._seat_index = {a: k for k, a in enumerate(directors)}
+        self._seated = tuple(enumerate(directors))
+        # Per-step dicts of every agent, copied from these (a copy costs a third of ``dict.fromkeys``).
+        self._all_zero = dict.fromkeys(agents, 0.0)
+        self._all_false = dict.fromkeys(agents, False)
+        self._all_true = dict.fromkeys(agents, True)
         self._noop_director_masks = np.zeros((len(directors), self.game.num_intents), np.int8)
         self._noop_director_masks[:, 0] = 1
         self._noop_builder_mask = np.zeros(self.game.num_actions, np.int8)
@@ -245,8 +251,8 @@ class _CraftBase:
         masks = (game.director_masks if builder_idle else self._noop_director_masks).copy()
         builder_mask = (self._noop_builder_mask if builder_idle else game.builder_mask).copy()
         observations = {}
-        for agent, row, mask in zip(self.directors, obs, masks):  # a loop: cheaper than a comprehension here
-            observations[agent] = {"observation": row, "action_mask": mask}
+        for seat, agent in self._seated:  # rows by index: iterating an array costs more per row
+            observations[agent] = {"observation": obs[seat], "action_mask": masks[seat]}
         observations[BUILDER] = {"observation": game.builder_obs.copy(), "action_mask": builder_mask}
         if self._text_observations:
             for agent, obs in observations.items():
@@ -468,6 +474,8 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
         self._setup(**config)
         self.agents: list[str] = []
         self._builder_phase = False
+        #: Speaking slots drawn with replacement (protocol paper): a director may hold no slot in a turn.
+        self._slots_drawn = self.config.protocol.speakers == SPEAKERS_WITH_REPLACEMENT
         # An odd max_cycles ends the episode after a director phase (the only truncation there).
         self._last_director_turn = None if self.max_cycles is None or self.max_cycles % 2 == 0 else (
             self.config.max_turns - 1
@@ -483,28 +491,31 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
         if not self.agents:
             raise ValueError("step: the episode is over; call reset() first")
         game = self.game
-        agents = self._agents
         if not self._builder_phase:
             directors = self.directors
-            infos = {agent: {} for agent in directors}
+            infos = dict.fromkeys(directors)  # seat order; a seat without a slot this turn gets {} below
             for seat in game.order_list:
                 agent = directors[seat]
                 infos[agent] = game.speak(seat, actions.get(agent, 0))
+            if self._slots_drawn:
+                for agent, info in infos.items():
+                    if info is None:
+                        infos[agent] = {}
             infos[BUILDER] = {}
             self._builder_phase = True
             observations = self._observe_all(builder_idle=False)
-            zero = dict.fromkeys(agents, 0.0)
-            false = dict.fromkeys(agents, False)
-            truncated = dict.fromkeys(agents, game.turn == self._last_director_turn)
             if game.turn == self._last_director_turn:
                 self.agents = []
-            return observations, zero, false, truncated, infos
+                truncated = self._all_true.copy()
+            else:
+                truncated = self._all_false.copy()
+            return observations, self._all_zero.copy(), self._all_false.copy(), truncated, infos
         outcome = game.build(actions.get(BUILDER, game.noop))
         self._builder_phase = False
         infos = self._infos_after_build(outcome)
-        rewards = dict.fromkeys(agents, outcome["reward"])
-        terminations = dict.fromkeys(agents, outcome["terminated"])
-        truncations = dict.fromkeys(agents, outcome["truncated"])
+        rewards = dict.fromkeys(self._agents, outcome["reward"])
+        terminations = (self._all_true if outcome["terminated"] else self._all_false).copy()
+        truncations = (self._all_true if outcome["truncated"] else self._all_false).copy()
         observations = self._observe_all(builder_idle=True)
         if game.done:
             self.agents = []

@@ -94,6 +94,7 @@ class CraftGame:
         self.config = config
         n, height = config.n, config.height
         self.n, self.height = n, height
+        self.max_turns = config.max_turns
         self.table = action_table(n)
         self._moves = cached_moves(n, height)
         #: The seated directors (``config.seats``): seat index k is ``seats[k]``.
@@ -235,7 +236,7 @@ class CraftGame:
         else:
             action_id, claimed, move_text, question, reason = self._decode_builder_action(action)
             override = rules.OK if reason is None else rules.WRONG_LAYER
-        candidates = self.candidate_strings()
+        candidates = None if self.config.oracle_n is None else self.candidate_strings()
         played = action_id if 0 <= action_id < self.num_actions else -1  # unknown; fits the kernel's int64
         code = self._play_builder(self._config_tuple, self._episode_tuple, 0, played, override, self.result)
         legal = code == rules.OK
@@ -247,12 +248,12 @@ class CraftGame:
         # cheaper than zip on this path; tests compare them with metrics.score).
         (_, layer, distance, reward, optimal, prescribed, attempted, followed, count, turn, completed,
          iou, completion, accuracy, progress, voxel_iou) = self.result.tolist()
-        self.turn = int(turn)
+        self.turn = turn = int(turn)
         self.num_candidates = int(count)
-        self.distance = int(distance)
+        self.distance = distance = int(distance)
         self.order_list = self.order.tolist()
         terminated = completed == 1.0
-        truncated = not terminated and self.turn >= self.config.max_turns
+        truncated = not terminated and turn >= self.max_turns
         self.done = terminated or truncated
         known = 0 <= action_id < self.num_actions and action_id != self.noop
         if legal and known:
@@ -262,7 +263,7 @@ class CraftGame:
         else:
             move = self._moves[action_id][0] if known else None
         outcome = {
-            "turn": self.turn,
+            "turn": turn,
             "action": action_id,
             "move": None if move is None else str(move),
             "text": move_text,
@@ -273,7 +274,7 @@ class CraftGame:
                 "iou": iou, "completion": completion, "position_accuracy": accuracy, "progress": progress,
                 "voxel_iou": voxel_iou,
             },
-            "distance": self.distance,
+            "distance": distance,
             "optimal": optimal == 1.0,
             "remove_prescribed": prescribed == 1.0,
             "remove_attempted": attempted == 1.0,
@@ -285,7 +286,7 @@ class CraftGame:
             "truncated": truncated,
         }
         self.last_move = move
-        self.conversation.append({"turn": self.turn, "speaker": "builder", "intent": None, "text": None,
+        self.conversation.append({"turn": turn, "speaker": "builder", "intent": None, "text": None,
                                   "outcome": outcome})
         return outcome
 

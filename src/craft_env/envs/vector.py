@@ -352,7 +352,7 @@ class CraftVectorEnv:
             raise ValueError("step: call reset() first")
         if self._phase != phase:
             other = "step_directors" if self._phase == "directors" else "step_builder"
-            raise ValueError(f"step_{phase}: it is the {self._phase}' phase; call {other}() first")
+            raise ValueError(f"step_{phase}: it is the {self._phase} phase; call {other}() first")
 
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
         views = self._views
