@@ -167,10 +167,6 @@ class _CraftBase:
         self.seat_of = dict(zip(directors, self.config.seats))
         self._seat_index = {a: k for k, a in enumerate(directors)}
         self._seated = tuple(enumerate(directors))
-        # Per-step dicts of every agent, copied from these (a copy costs a third of ``dict.fromkeys``).
-        self._all_zero = dict.fromkeys(agents, 0.0)
-        self._all_false = dict.fromkeys(agents, False)
-        self._all_true = dict.fromkeys(agents, True)
         self._noop_director_masks = np.zeros((len(directors), self.game.num_intents), np.int8)
         self._noop_director_masks[:, 0] = 1
         self._noop_builder_mask = np.zeros(self.game.num_actions, np.int8)
@@ -474,6 +470,10 @@ class CraftParallelEnv(_CraftBase, ParallelEnv):
         self._setup(**config)
         self.agents: list[str] = []
         self._builder_phase = False
+        # Per-step dicts of every agent, copied from these (a copy costs a third of ``dict.fromkeys``).
+        self._all_zero = dict.fromkeys(self._agents, 0.0)
+        self._all_false = dict.fromkeys(self._agents, False)
+        self._all_true = dict.fromkeys(self._agents, True)
         #: Speaking slots drawn with replacement (protocol paper): a director may hold no slot in a turn.
         self._slots_drawn = self.config.protocol.speakers == SPEAKERS_WITH_REPLACEMENT
         # An odd max_cycles ends the episode after a director phase (the only truncation there).

@@ -94,7 +94,6 @@ class CraftGame:
         self.config = config
         n, height = config.n, config.height
         self.n, self.height = n, height
-        self.max_turns = config.max_turns
         self.table = action_table(n)
         self._moves = cached_moves(n, height)
         #: The seated directors (``config.seats``): seat index k is ``seats[k]``.
@@ -236,7 +235,7 @@ class CraftGame:
         else:
             action_id, claimed, move_text, question, reason = self._decode_builder_action(action)
             override = rules.OK if reason is None else rules.WRONG_LAYER
-        candidates = None if self.config.oracle_n is None else self.candidate_strings()
+        candidates = self.candidate_strings()
         played = action_id if 0 <= action_id < self.num_actions else -1  # unknown; fits the kernel's int64
         code = self._play_builder(self._config_tuple, self._episode_tuple, 0, played, override, self.result)
         legal = code == rules.OK
@@ -253,7 +252,7 @@ class CraftGame:
         self.distance = distance = int(distance)
         self.order_list = self.order.tolist()
         terminated = completed == 1.0
-        truncated = not terminated and turn >= self.max_turns
+        truncated = not terminated and turn >= self.config.max_turns
         self.done = terminated or truncated
         known = 0 <= action_id < self.num_actions and action_id != self.noop
         if legal and known:
