@@ -13,7 +13,12 @@ machine may be shared and drift: a pair is measured at one speed).
 The row ``parallel_env(), no game`` is ``parallel_env()`` with its game
 kernels replaced by stand-ins that only count turns: what the env's
 Python (dicts, observation copies, infos, the conversation) costs alone,
-the ceiling that no kernel work can lift.
+the ceiling that no kernel work can lift. The row ``do-nothing + game``
+is the other ceiling: the do-nothing env's step plus the game kernels one
+``parallel_env()`` step calls (the same compiled entries, legal actions
+from the game's masks), so its ratio is the most any Python shell around
+today's kernels could reach while returning what the do-nothing env
+returns (fresh observation copies, four dicts).
 """
 
 from __future__ import annotations
@@ -141,22 +146,72 @@ class NullParallel(ParallelEnv):
         return observations, rewards, terminations, truncations, {a: {} for a in AGENTS}
 
 
-_INFO = kernels.Episode._fields.index("info")
+class NullParallelWithGame(NullParallel):
+    """The do-nothing Parallel env that also plays CRAFT: its step adds only the game's kernel calls.
+
+    Observations are fresh copies of the game's kept rows and masks (the
+    do-nothing env copies as many arrays); infos stay empty.
+    """
+
+    metadata = {"name": "null_parallel_game_v0", "render_modes": []}
+
+    def __init__(self, max_turns: int = 20) -> None:
+        super().__init__(max_turns)
+        self.game = craft_env.parallel_env(max_turns=max_turns).game
+        self._builder_phase = False
+
+    def _observe(self):
+        game = self.game
+        obs, masks = game.director_obs, game.director_masks
+        observations = {
+            agent: {"observation": obs[seat].copy(), "action_mask": masks[seat].copy()}
+            for seat, agent in enumerate(AGENTS[:3])
+        }
+        observations["builder"] = {"observation": game.builder_obs.copy(), "action_mask": game.builder_mask.copy()}
+        return observations
+
+    def reset(self, seed=None, options=None):
+        self.game.reset(seed)
+        self.agents = list(AGENTS)
+        self._builder_phase = False
+        return self._observe(), {a: {} for a in AGENTS}
+
+    def step(self, actions):
+        game = self.game
+        done = False
+        if self._builder_phase:
+            game._play_builder(game._config_record, game._episode_record, 0, actions["builder"], 0, game.result)
+            done = game.result[kernels.RESULT_COMPLETED] == 1.0 or game.result[kernels.RESULT_TURN] >= 20
+        else:
+            for seat in game.order.tolist():
+                game._speak(game.director_masks, game.spoken, seat, actions[AGENTS[seat]], game.director_obs,
+                            game.builder_obs)
+        self._builder_phase = not self._builder_phase
+        observations = self._observe()
+        rewards = dict.fromkeys(AGENTS, 0.0)
+        terminations = dict.fromkeys(AGENTS, False)
+        truncations = dict.fromkeys(AGENTS, done)
+        if done:
+            self.agents = []
+        return observations, rewards, terminations, truncations, {a: {} for a in AGENTS}
 
 
-def _count_turn(config, episode, b, action, override, out):
-    """A builder kernel that plays nothing: the turn advances, every other result stays 0."""
-    info = episode[_INFO][b]
-    info["turn"] += 1
-    out[kernels.RESULT_TURN] = info["turn"]
-    return 0
+def _counting_builder(info):
+    """A builder kernel for the episode scalars ``info`` that plays nothing: the turn advances, all else is 0."""
+
+    def count_turn(config, episode, b, action, override, out):
+        info[b]["turn"] += 1
+        out[kernels.RESULT_TURN] = info[b]["turn"]
+        return 0
+
+    return count_turn
 
 
 def parallel_env_without_game(**config):
     """``parallel_env()`` whose game kernels do nothing (see the module docstring)."""
     env = craft_env.parallel_env(**config)
     env.game._speak = lambda *rows: True
-    env.game._play_builder = _count_turn
+    env.game._play_builder = _counting_builder(env.game.episode.info)
     return env
 
 
@@ -222,6 +277,7 @@ def main() -> None:
         ("parallel_env()", parallel_rate, craft_env.parallel_env, NullParallel, joint, "joint steps/s", 150_000),
         ("parallel_env(), no game", parallel_rate, parallel_env_without_game, NullParallel, joint, "joint steps/s",
          None),
+        ("do-nothing + game", parallel_rate, NullParallelWithGame, NullParallel, joint, "joint steps/s", None),
         ("raw_env, oracle_n=5", aec_rate, lambda: craft_env.raw_env(oracle_n=5), NullAEC, steps,
          "agent steps/s", None),
         ("raw_env, text mode", aec_rate, lambda: craft_env.raw_env(message_mode="text"), NullAEC, steps // 20,

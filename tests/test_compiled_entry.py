@@ -11,7 +11,7 @@ from craft_env.envs.game import CraftGame, compiled_entry
 
 def test_the_hot_kernels_are_called_directly():
     game = CraftGame(EnvConfig())
-    for entry in (game._reset_row, game._speak, game._play_builder):
+    for entry in (game._reset_episode, game._speak, game._play_builder):
         assert entry is not kernels.play_builder and not hasattr(entry, "py_func")
 
 
@@ -24,8 +24,8 @@ def test_a_plain_function_is_its_own_entry():
 
 def test_direct_and_dispatched_turns_agree():
     direct, dispatched = CraftGame(EnvConfig(oracle_n=3)), CraftGame(EnvConfig(oracle_n=3))
-    dispatched._reset_row, dispatched._speak, dispatched._play_builder = (
-        kernels.reset_row, kernels.speak, kernels.play_builder
+    dispatched._reset_episode, dispatched._speak, dispatched._play_builder = (
+        kernels.reset_episode, kernels.speak, kernels.play_builder
     )
     for game in (direct, dispatched):
         game.reset(5)

@@ -265,6 +265,7 @@ def test_masks_follow_the_phase():
         ({"message_mode": "text"}, "message_mode"),
         ({"text_observations": True}, "text_observations"),
         ({"render_mode": "ansi"}, "render_mode"),
+        ({"render_target": True}, "render_target"),
         ({"max_turns": 0}, "max_turns"),
         ({"start": "nowhere"}, "start"),
         ({"structure": 999}, "structure"),

@@ -17,6 +17,7 @@ No PettingZoo, Gymnasium or litellm here. Modules:
 * ``protocol``: the ``craft`` and ``paper`` turn protocols, one switch per difference;
 * ``observation``: the flat numeric observations of every env;
 * ``game``: the one game kernel: reset, turn, director and builder steps for one episode row;
+* ``records``: the game's records packed for calls from Python (one numba structref each);
 * ``batch``: the vector env's drivers, looping the game kernel over a batch of episodes;
 * ``batch_kernels``: rules, oracle and metrics over a batch of boards (benchmarks and tests);
 * ``caches``: numba's caches of these kernels, dropped when a source is newer (run on import).

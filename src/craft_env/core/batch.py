@@ -15,7 +15,11 @@ allocates per episode (``tests/test_batch.py`` counts allocations).
 
 A note for prange drivers: numba makes the prange index unsigned; a row
 kernel called with it compiles a second time, for ``uint64``, with its
-whole call tree. The drivers cast it back to int64 first.
+whole call tree. The drivers cast it back to int64 first. And they name
+the packed records (``game.named``) before the loop: a prange body's
+arrays then carry no reference counts (why its rows beat the serial
+loop's even on one thread), where a packed record's one count would be
+updated by every row of every thread (two threads ran slower than one).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from craft_env.core.game import (
     Episode,
     begin_turn_row,
     builder_row,
+    named,
     reset_row,
     speak_slots,
 )
@@ -54,18 +59,19 @@ def use_parallel(name: str, batch: int) -> bool:
 
 
 @njit(cache=True)
-def _start_episode(config, episode, b):
+def _start_episode(c, e, b):
     """Start episode ``info[b].episode`` of env ``b``, seeded from the env's stream."""
-    info = Episode(*episode).info[b]
+    info = e.info[b]
     info.seed = derive_seed(info.env_seed, STREAM_VECTOR_EPISODE, info.episode)
-    reset_row(config, episode, b)
+    reset_row(c, e, b)
 
 
 @njit(cache=True)
 def game_reset(config, episode):
     """Start every env's episode ``info[:].episode`` (serial: called once per ``reset``)."""
-    for b in range(Episode(*episode).boards.shape[0]):
-        _start_episode(config, episode, b)
+    c, e = named(config, episode)
+    for b in range(e.boards.shape[0]):
+        _start_episode(c, e, b)
 
 
 @njit(cache=True)
@@ -76,8 +82,7 @@ def game_directors(config, episode, intents, legal):
     records whether what it said was allowed (True for a seat that held no
     slot this turn).
     """
-    c = Config(*config)
-    e = Episode(*episode)
+    c, e = named(config, episode)
     for b in range(e.spoken.shape[0]):
         speak_slots(e.director_masks[b], e.spoken[b], e.order[b], intents[b], c.num_intents, e.director_obs[b],
                     e.builder_obs[b], legal[b])
@@ -86,8 +91,7 @@ def game_directors(config, episode, intents, legal):
 @njit(cache=True)
 def game_states(config, episode, out):
     """Every env's global state (``observation.fill_state``) into ``out`` (B, S)."""
-    c = Config(*config)
-    e = Episode(*episode)
+    c, e = named(config, episode)
     for b in range(e.boards.shape[0]):
         fraction = played_fraction(e.info[b].turn, c.max_turns)
         fill_state(e.boards[b], e.targets[b], c.n, e.spoken[b], c.num_intents, fraction, out[b])
@@ -96,48 +100,51 @@ def game_states(config, episode, out):
 @njit(cache=True)
 def game_scripted(config, episode, out):
     """Every env's scripted directors' intents (``scripted.scripted_intent``) into ``out`` (B, seats)."""
-    c = Config(*config)
-    e = Episode(*episode)
+    c, e = named(config, episode)
     for b in range(e.boards.shape[0]):
         for s in range(c.walls.shape[0]):
             out[b, s] = scripted_intent(e.boards[b], e.targets[b], c.n, c.walls[s], e.director_masks[b, s])
 
 
 @njit(cache=True)
-def _builder_step(config, episode, b, action, rewards, terminations, truncations, result):
+def _builder_step(c, e, b, action, rewards, terminations, truncations, result):
     """The builder's move in env ``b`` (``game.builder_row``), then its next turn or its next episode."""
     out = result[b]
-    info = Episode(*episode).info[b]
+    info = e.info[b]
     info.step_seed = info.seed
     info.step_episode = info.episode
     # A typed (not literal) OK: a literal argument would compile builder_row a second time.
-    done = builder_row(config, episode, b, action, np.int64(OK), out)
+    done = builder_row(c, e, b, action, np.int64(OK), out)
     terminated = out[RESULT_COMPLETED] != 0.0
     rewards[b] = out[RESULT_REWARD]
     terminations[b] = terminated
     truncations[b] = done and not terminated
     if done:
         info.episode += 1
-        _start_episode(config, episode, b)
+        _start_episode(c, e, b)
     else:
-        begin_turn_row(config, episode, b)
+        begin_turn_row(c, e, b)
         out[RESULT_CANDIDATES] = info.num_candidates
 
 
 @njit(cache=True)
 def game_builder_serial(config, episode, actions, rewards, terminations, truncations, result):
     """The builder phase for every env (serial driver)."""
+    c, e = named(config, episode)
     for b in range(actions.shape[0]):
-        _builder_step(config, episode, b, actions[b], rewards, terminations, truncations, result)
+        _builder_step(c, e, b, actions[b], rewards, terminations, truncations, result)
 
 
 @njit(cache=True, parallel=True)
 def game_builder_parallel(config, episode, actions, rewards, terminations, truncations, result):
     """The builder phase for every env (prange driver)."""
+    # Named here, not by ``named``: numba's prange lowering must see each named tuple built in this function.
+    c = Config(*config.values)
+    e = Episode(*episode.values)
     for i in prange(actions.shape[0]):
         # prange indices are unsigned: cast, so the row kernel is the serial driver's compiled one.
         b = np.int64(i)
-        _builder_step(config, episode, b, actions[b], rewards, terminations, truncations, result)
+        _builder_step(c, e, b, actions[b], rewards, terminations, truncations, result)
 
 
 def builder_driver(batch: int):

@@ -106,7 +106,7 @@ class CraftGame:
         self.builder_dim = builder_obs_dim(n, height, self.num_directors, self.num_intents)
         self.director_dim = director_obs_dim(n, height, self.num_directors, self.num_intents)
         self.state_dim = state_dim(n, height, self.num_directors, self.num_intents)
-        announce_cold_kernels(kernels.play_builder, kernels.reset_row)
+        announce_cold_kernels(kernels.play_builder, kernels.reset_episode)
         fixed = None if config.structure is None else config.structure.array[None]
         self.kernel_config = kernels.make_config(
             seats, self.intents, n, height, config.max_turns, config.oracle_n, config.reward, config.start,
@@ -115,8 +115,8 @@ class CraftGame:
         self.episode = episode = kernels.new_episodes(
             self.kernel_config, 1, height, self.director_dim, self.builder_dim
         )
-        # The kernels take the records as plain tuples (see ``core.game``).
-        self._config_tuple, self._episode_tuple = tuple(self.kernel_config), tuple(episode)
+        # The kernels take the records packed (``core.records``).
+        self._config_record, self._episode_record = kernels.kernel_records(self.kernel_config, episode)
         self.walls = list(self.kernel_config.walls.astype(np.int64))
         self.wall_array = self.kernel_config.walls
         self.all_visible = self.kernel_config.all_visible
@@ -139,8 +139,8 @@ class CraftGame:
         self.num_candidates = 0
         self.result = np.zeros(kernels.RESULT_WIDTH, np.float64)
         # The hot kernels, called without numba's per-call type resolution (``compiled_entry``).
-        records = (self._config_tuple, self._episode_tuple)
-        self._reset_row = compiled_entry(kernels.reset_row, (*records, 0))
+        records = (self._config_record, self._episode_record)
+        self._reset_episode = compiled_entry(kernels.reset_episode, (*records, 0))
         self._play_builder = compiled_entry(kernels.play_builder, (*records, 0, 0, 0, self.result))
         self._speak = compiled_entry(
             kernels.speak, (self.director_masks, self.spoken, 0, 0, self.director_obs, self.builder_obs)
@@ -160,7 +160,7 @@ class CraftGame:
         """Start a new episode; ``seed`` fixes the target (if generated), speakers and candidates."""
         self.seed = secrets.randbits(63) if seed is None else normalise_seed(seed)
         self._info["seed"][0] = self.seed
-        self._reset_row(self._config_tuple, self._episode_tuple, 0)
+        self._reset_episode(self._config_record, self._episode_record, 0)
         self.turn = 0
         self.done = False
         self.conversation = []
@@ -174,7 +174,7 @@ class CraftGame:
         Also the way to resynchronise after editing ``board`` in place.
         """
         self._info["turn"][0] = self.turn
-        kernels.resync_row(self._config_tuple, self._episode_tuple, 0)
+        kernels.resync_episode(self._config_record, self._episode_record, 0)
         self._read_turn()
 
     def _read_turn(self) -> None:
@@ -237,7 +237,7 @@ class CraftGame:
             override = rules.OK if reason is None else rules.WRONG_LAYER
         candidates = self.candidate_strings()
         played = action_id if 0 <= action_id < self.num_actions else -1  # unknown; fits the kernel's int64
-        code = self._play_builder(self._config_tuple, self._episode_tuple, 0, played, override, self.result)
+        code = self._play_builder(self._config_record, self._episode_record, 0, played, override, self.result)
         legal = code == rules.OK
         if reason is None and not legal:
             reason = rules.REASONS[code]

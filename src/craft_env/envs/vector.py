@@ -10,7 +10,8 @@ Import                ``craft_env.vector_env(num_envs, **config)``
 Config                the keyword arguments of ``parallel_env()``
                       (``envs.config.make_config``) except text
                       (``message_mode="text"``, ``text_observations``) and
-                      ``render_mode``; plus ``structures=`` (one structure, or
+                      rendering (``render_mode``, ``render_target``): both
+                      are errors; plus ``structures=`` (one structure, or
                       bundled-set index, per env, cycled) and ``copy=``
 Turn                  two steps, as in ``parallel_env()``: a director phase
                       (``step_directors``) then a builder phase
@@ -137,11 +138,12 @@ class CraftVectorEnv:
                 "text_observations: the vector env has numeric observations only; "
                 "use craft_env.env() or parallel_env() for text"
             )
-        if config.get("render_mode") is not None:
-            raise ValueError(
-                "render_mode: the vector env does not render; replay an episode in "
-                "parallel_env(render_mode=...) with reset(seed=env.episode_seeds[i])"
-            )
+        for field, idle in (("render_mode", None), ("render_target", False)):
+            if config.get(field, idle) != idle:
+                raise ValueError(
+                    f"{field}: the vector env does not render; replay an episode in "
+                    "parallel_env(render_mode=...) with reset(seed=env.episode_seeds[i])"
+                )
         if not isinstance(copy, bool):
             raise ValueError(f"copy: must be a bool, got {copy!r}")
         fixed = self._structures(structures, config)
@@ -176,8 +178,8 @@ class CraftVectorEnv:
         )
         episode = game.new_episodes(config, B, height, self.director_dim, self.builder_dim)
         self._config, self._episode = config, episode
-        # The kernels take the records as plain tuples (see ``core.game``).
-        self._tables, self._state = tuple(config), tuple(episode)
+        # The kernels take the records packed (``core.records``).
+        self._tables, self._state = game.kernel_records(config, episode)
         self._entries: dict[Any, Any] = {}  # kernel -> its compiled entry (``_call``)
         self._boards, self._targets, self._info = episode.boards, episode.targets, episode.info
         self._st = self._info  # the episodes' scalars (``game.EPISODE_INFO``), under the name tests use
@@ -339,7 +341,7 @@ class CraftVectorEnv:
     def _call(self, kernel: Any, *buffers: np.ndarray) -> None:
         """``kernel(records, *buffers)`` through its compiled entry (``envs.game.compiled_entry``).
 
-        Every step passes the same record tuples and this env's own buffers,
+        Every step passes the same packed records and this env's own buffers,
         so numba's per-call typing is skipped; the entry is made on first use.
         """
         entry = self._entries.get(kernel)
