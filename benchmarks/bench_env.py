@@ -122,6 +122,7 @@ class NullParallel(ParallelEnv):
         self.inner = NullAEC(max_turns)
         self.possible_agents = list(AGENTS)
         self.max_steps = 2 * max_turns
+        self.observe = self.inner.observe
 
     def observation_space(self, agent):
         return self.inner.observation_spaces[agent]
@@ -132,12 +133,12 @@ class NullParallel(ParallelEnv):
     def reset(self, seed=None, options=None):
         self.agents = list(AGENTS)
         self.steps = 0
-        return {a: self.inner.observe(a) for a in AGENTS}, {a: {} for a in AGENTS}
+        return {a: self.observe(a) for a in AGENTS}, {a: {} for a in AGENTS}
 
     def step(self, actions):
         self.steps += 1
         done = self.steps >= self.max_steps
-        observations = {a: self.inner.observe(a) for a in AGENTS}
+        observations = {a: self.observe(a) for a in AGENTS}
         rewards = dict.fromkeys(AGENTS, 0.0)
         terminations = dict.fromkeys(AGENTS, False)
         truncations = dict.fromkeys(AGENTS, done)
@@ -157,43 +158,34 @@ class NullParallelWithGame(NullParallel):
 
     def __init__(self, max_turns: int = 20) -> None:
         super().__init__(max_turns)
-        self.game = craft_env.parallel_env(max_turns=max_turns).game
+        self.game = game = craft_env.parallel_env(max_turns=max_turns).game
+        self.observe = self._observe_game
+        self._rows = {agent: (game.director_obs[seat], game.director_masks[seat])
+                      for seat, agent in enumerate(AGENTS[:3])}
+        self._rows["builder"] = (game.builder_obs, game.builder_mask)
         self._builder_phase = False
 
-    def _observe(self):
-        game = self.game
-        obs, masks = game.director_obs, game.director_masks
-        observations = {
-            agent: {"observation": obs[seat].copy(), "action_mask": masks[seat].copy()}
-            for seat, agent in enumerate(AGENTS[:3])
-        }
-        observations["builder"] = {"observation": game.builder_obs.copy(), "action_mask": game.builder_mask.copy()}
-        return observations
+    def _observe_game(self, agent):
+        obs, mask = self._rows[agent]
+        return {"observation": obs.copy(), "action_mask": mask.copy()}
 
     def reset(self, seed=None, options=None):
         self.game.reset(seed)
-        self.agents = list(AGENTS)
         self._builder_phase = False
-        return self._observe(), {a: {} for a in AGENTS}
+        return super().reset(seed, options)
 
     def step(self, actions):
         game = self.game
-        done = False
         if self._builder_phase:
             game._play_builder(game._config_record, game._episode_record, 0, actions["builder"], 0, game.result)
-            done = game.result[kernels.RESULT_COMPLETED] == 1.0 or game.result[kernels.RESULT_TURN] >= 20
+            if game.result[kernels.RESULT_COMPLETED] == 1.0:
+                self.steps = self.max_steps - 1  # the game is complete: this step ends the episode
         else:
             for seat in game.order.tolist():
                 game._speak(game.director_masks, game.spoken, seat, actions[AGENTS[seat]], game.director_obs,
                             game.builder_obs)
         self._builder_phase = not self._builder_phase
-        observations = self._observe()
-        rewards = dict.fromkeys(AGENTS, 0.0)
-        terminations = dict.fromkeys(AGENTS, False)
-        truncations = dict.fromkeys(AGENTS, done)
-        if done:
-            self.agents = []
-        return observations, rewards, terminations, truncations, {a: {} for a in AGENTS}
+        return super().step(actions)
 
 
 def _counting_builder(info):
