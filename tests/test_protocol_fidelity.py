@@ -30,7 +30,7 @@ from craft_env.core.protocol import CRAFT, PAPER, buildable, is_completed
 from craft_env.datasets import load_dataset
 from craft_env.envs.textobs import builder_text, director_text
 from craft_env.eval.logs import GameLog
-from craft_env.eval.report import unbuildable_targets
+from craft_env.eval.results import unbuildable_targets
 from craft_env.eval.runner import GameSpec, env_options
 from craft_env.eval.settings import RunSettings
 from craft_env.eval.table import table_row

@@ -11,6 +11,10 @@
   terminal, logged like a run (``eval.play``).
 * ``craft-env replay DIR [DIR...] -o replay.html``: every game in one HTML page.
 * ``craft-env transcript DIR --game ID``: one game as a Markdown table.
+
+Each subcommand imports what it runs when it runs, so the command line
+starts without loading the runner, the judges or the report (the one
+module allowed such imports: ``tests/test_imports.py``).
 """
 
 from __future__ import annotations

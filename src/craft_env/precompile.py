@@ -31,6 +31,15 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from craft_env import metrics, oracle, views
+from craft_env.agents.scripted import ScriptedDirector
+from craft_env.core.batch import PARALLEL_MIN_BATCH
+from craft_env.core.board import Structure
+from craft_env.core.generator import generate_structure
+from craft_env.core.rules import landing_layer_at
+from craft_env.envs.craft import parallel_env, raw_env
+from craft_env.envs.vector import vector_env
+
 _log = logging.getLogger("craft_env")
 
 
@@ -44,9 +53,6 @@ def _play_envs() -> None:
 
     The directors of the AEC episodes choose as the scripted team's do (``core.scripted``).
     """
-    from craft_env.agents.scripted import ScriptedDirector
-    from craft_env.envs.craft import parallel_env, raw_env
-
     director = ScriptedDirector()
     for keywords in ({}, {"oracle_n": 5}, {"protocol": "paper"}, {"message_mode": "text", "oracle_n": 5}):
         aec = raw_env(**keywords)
@@ -74,11 +80,6 @@ def _play_envs() -> None:
 
 def _use_api() -> None:
     """The core's public functions on ``Structure`` objects, and the rules the runner reads from Python."""
-    from craft_env import metrics, oracle, views
-    from craft_env.core.board import Structure
-    from craft_env.core.generator import generate_structure
-    from craft_env.core.rules import landing_layer_at
-
     target = generate_structure(seed=4)
     board = Structure.empty()
     for _ in range(3):
@@ -99,9 +100,6 @@ def _use_api() -> None:
 
 def _play_vector() -> None:
     """The vector env's drivers: serial, and ``prange`` for the builder phase from its threshold."""
-    from craft_env.core.batch import PARALLEL_MIN_BATCH
-    from craft_env.envs.vector import vector_env
-
     for num_envs in (2, PARALLEL_MIN_BATCH["builder"]):
         env = vector_env(num_envs=num_envs, oracle_n=5)
         env.reset(seed=5)

@@ -34,6 +34,17 @@ class Usage:
     cost: float = 0.0
     latency: float = 0.0
 
+    @classmethod
+    def of(cls, completion: Any) -> Usage:
+        """The usage of one model call (``completion``: prompt and completion tokens, cost, latency)."""
+        return cls(
+            calls=1,
+            prompt_tokens=int(completion.prompt_tokens),
+            completion_tokens=int(completion.completion_tokens),
+            cost=float(completion.cost),
+            latency=float(completion.latency),
+        )
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.calls + other.calls,

@@ -36,7 +36,12 @@ from craft_env.core.encoding import COLOUR_NAMES
 from craft_env.core.intents import ALONG_RIGHT, INWARD, intent_table
 from craft_env.envs.render import render_ansi
 from craft_env.text import (
-    NOOP_TEXT, ParseError, describe_intents, format_move, intent_to_text, parse_builder_reply,
+    NOOP_TEXT,
+    ParseError,
+    describe_intents,
+    format_move,
+    intent_to_text,
+    parse_builder_reply,
     parse_director_message,
 )
 

@@ -35,7 +35,9 @@ from typing import Any, Protocol
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
 from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
+from craft_env.agents.tools import tool_loop
 from craft_env.core.protocol import get_protocol
+from craft_env.text import ParseError, parse_builder_reply
 
 MAX_MESSAGE_CHARS = 1200
 MAX_ENV_TEXT_CHARS = 4000
@@ -71,16 +73,6 @@ def messages_key(messages: list[dict[str, Any]]) -> str:
     """A hash of the roles and contents of a chat (what a provider receives)."""
     blob = json.dumps([[m.get("role"), m.get("content")] for m in messages], ensure_ascii=True)
     return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _usage(completion: CompletionLike) -> Usage:
-    return Usage(
-        calls=1,
-        prompt_tokens=int(completion.prompt_tokens),
-        completion_tokens=int(completion.completion_tokens),
-        cost=float(completion.cost),
-        latency=float(completion.latency),
-    )
 
 
 def clip(text: str, limit: int) -> str:
@@ -177,7 +169,6 @@ def builder_action(
     ``tolerant_span``: the paper's reading of a small block with a span
     (``text.paper_grammar``); ``reason`` then notes what was ignored.
     """
-    from craft_env.text import ParseError, parse_builder_reply
 
     if not isinstance(text, str) or not text.strip():
         return "", (), "", "empty reply"
@@ -220,7 +211,7 @@ class LLMDirector:
             think=think,
             raw=clip(completion.text, MAX_RAW_CHARS),
             reason=reason,
-            usage=_usage(completion),
+            usage=Usage.of(completion),
         )
 
 
@@ -238,12 +229,11 @@ class LLMBuilder:
             context.text, context.n, context.height, oracle, context.protocol, budget, context.seats
         )
         if context.tool is not None:
-            from craft_env.agents.tools import tool_loop
 
             completion, usage = await tool_loop(self.client, messages, context)
         else:
             completion = await self.client.acomplete(messages, context=context)
-            usage = _usage(completion)
+            usage = Usage.of(completion)
         tolerant = get_protocol(context.protocol).tolerant_span
         action, followed, think, reason = await _read(
             builder_action, completion.text, context.n, context.height, tolerant

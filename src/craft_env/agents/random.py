@@ -10,6 +10,7 @@ import numpy as np
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply
 from craft_env.core.intents import intent_table
+from craft_env.text import intent_to_text
 
 
 def _uniform(rng: np.random.Generator, mask: np.ndarray) -> int:
@@ -26,7 +27,6 @@ class RandomDirector:
         self.rng = np.random.default_rng(seed)
 
     def decide(self, context: AgentContext) -> DirectorReply:
-        from craft_env.text import intent_to_text
 
         intent = _uniform(self.rng, context.observation["action_mask"])
         table = intent_table(context.seat, context.n, context.height)

@@ -36,6 +36,7 @@ from craft_env.core.encoding import (
 from craft_env.core.intents import intent_table
 from craft_env.core.scripted import scripted_intent
 from craft_env.core.views import seat_cell_indices
+from craft_env.text import intent_to_text, parse_director_message
 
 
 def _describe_code(code: int) -> str:
@@ -109,7 +110,6 @@ class ScriptedDirector:
         return intent, differences[0]
 
     def decide(self, context: AgentContext) -> DirectorReply:
-        from craft_env.text import intent_to_text
 
         seat, n, height = context.seat, context.n, context.height
         obs = context.observation
@@ -154,8 +154,6 @@ class ScriptedBuilder:
 
     def hear(self, context: AgentContext) -> list[tuple[str, int, int, float]]:
         """This turn's instructions as ``(seat, action id, layer, weight)``."""
-        from craft_env.text import parse_director_message
-
         n, height = context.n, context.height
         heard = []
         for seat, text in context.messages_this_turn():

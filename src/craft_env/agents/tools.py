@@ -23,10 +23,13 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from craft_env import metrics, oracle
 from craft_env.agents.base import AgentContext, BuilderReply, Usage
+from craft_env.agents.scripted import ScriptedBuilder
 from craft_env.core.board import Structure, cached_move
 from craft_env.core.encoding import action_table
 from craft_env.core.protocol import Protocol, get_protocol, move_reason
+from craft_env.text import ParseError, parse_builder_reply, parse_move
 
 SIMULATE_MOVE = "simulate_move"
 TOOL_SCHEMA: dict[str, Any] = {
@@ -68,9 +71,6 @@ class MoveSimulator:
 
     def simulate(self, move_text: str) -> dict[str, Any]:
         """What the environment would answer for ``move_text``; logged in ``calls``."""
-        from craft_env import metrics, oracle
-        from craft_env.text import ParseError, parse_builder_reply
-
         result: dict[str, Any]
         try:
             reply = parse_builder_reply(
@@ -128,8 +128,6 @@ async def tool_loop(client: Any, messages: list[dict[str, Any]], context: AgentC
     A batch of calls larger than what is left of the budget is dropped and
     the final answer is asked for without tools (as the paper does).
     """
-    from craft_env.agents.llm import _usage
-
     simulator: MoveSimulator = context.tool
     usage = Usage()
     chat = list(messages)
@@ -141,7 +139,7 @@ async def tool_loop(client: Any, messages: list[dict[str, Any]], context: AgentC
             if tools
             else client.acomplete(snapshot, context=context)
         )
-        usage += _usage(completion)
+        usage += Usage.of(completion)
         calls = list(getattr(completion, "tool_calls", None) or ())
         if not calls or tools is None:
             return completion, usage
@@ -172,8 +170,6 @@ async def tool_loop(client: Any, messages: list[dict[str, Any]], context: AgentC
 
 def guesses(context: AgentContext, limit: int) -> list[int]:
     """The scripted builder's best guesses this turn (action ids, most votes first), at most ``limit``."""
-    from craft_env.agents.scripted import ScriptedBuilder
-
     votes: dict[int, float] = {}
     for _, action, _, weight in ScriptedBuilder().hear(context):
         votes[action] = votes.get(action, 0.0) + weight
@@ -223,7 +219,6 @@ class ToolBuilder:
 
 
 def parse_line(line: str, context: AgentContext) -> int:
-    from craft_env.text import parse_move
 
     return parse_move(line, context.n, context.height).to_action(context.n)
 

@@ -228,7 +228,6 @@ class _CraftBase:
 
     @property
     def conversation(self) -> list[dict[str, Any]]:
-        from craft_env.envs.textobs import conversation_lines
 
         return [
             {"turn": entry["turn"], "speaker": entry["speaker"], "text": text}

@@ -37,8 +37,10 @@ from craft_env.core.observation import (
     played_fraction,
     state_dim,
 )
+from craft_env.core.protocol import get_protocol
 from craft_env.core.random import normalise_seed
 from craft_env.envs.config import EnvConfig
+from craft_env.text import ParseError, parse_builder_reply, parse_director_message
 
 COMPILING_MESSAGE = "compiling kernels (first run only)"
 _log = logging.getLogger("craft_env")
@@ -215,7 +217,6 @@ class CraftGame:
         return 0, None, f"a director's action must be an intent id or a message string, got {kind}"
 
     def _intent_from_text(self, seat: int, message: str) -> int:
-        from craft_env.text import parse_director_message
 
         try:
             found = parse_director_message(message, self.seats[seat], self.n, self.height)
@@ -312,8 +313,6 @@ class CraftGame:
         return -1, None, None, None, f"the builder's action must be an action id or text, got {kind}"
 
     def _action_from_text(self, text: str) -> tuple[int, Move | None, str | None, str | None]:
-        from craft_env.core.protocol import get_protocol
-        from craft_env.text import ParseError, parse_builder_reply
 
         try:
             tolerant = get_protocol(getattr(self.config, "protocol", "craft")).tolerant_span

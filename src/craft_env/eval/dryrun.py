@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import craft_env
+from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
+from craft_env.eval.llm import import_litellm
 from craft_env.eval.settings import RunSettings, game_seed, is_model
 
 ASSUMED_REPLY_TOKENS = 300
 
 
 def _tokens(model: str, messages: list[dict[str, Any]]) -> int:
-    from craft_env.eval.llm import import_litellm
 
     try:
         return int(import_litellm().token_counter(model=model, messages=messages))
@@ -27,7 +29,6 @@ def _tokens(model: str, messages: list[dict[str, Any]]) -> int:
 
 
 def _price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    from craft_env.eval.llm import import_litellm
 
     try:
         cost_in, cost_out = import_litellm().cost_per_token(
@@ -40,9 +41,6 @@ def _price(model: str, prompt_tokens: int, completion_tokens: int) -> float | No
 
 def first_turn_prompts(settings: RunSettings) -> dict[str, list[dict[str, Any]]]:
     """The messages a director and the builder are sent on the first turn of the first game."""
-    import craft_env
-    from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
-
     index = settings.selected()[0]
     structure = settings.load_structures()[index]
     env = craft_env.env(

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from craft_env.eval.cache import ReplayCache, cache_key
+from craft_env.eval.provider import CONTEXT_KEY, register_scripted_provider
 from craft_env.eval.redact import Redactor
 
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
-#: Key of the calling agent's context in the litellm request metadata (read by ``provider``).
-CONTEXT_KEY = "craft_env_context"
 
 
 class ModelCallError(RuntimeError):
@@ -75,7 +74,6 @@ def import_litellm() -> Any:
     except ImportError:
         raise ValueError("model: calling a language model needs litellm (pip install litellm)") from None
 
-    from craft_env.eval.provider import register_scripted_provider
 
     litellm.suppress_debug_info = True
     register_scripted_provider(litellm)

@@ -39,11 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from craft_env import metrics, oracle
 from craft_env.core.board import Structure
 from craft_env.core.encoding import format_position, parse_position
 from craft_env.core.moves import Move
-from craft_env.core.protocol import Protocol, get_protocol, is_completed, move_reason
+from craft_env.core.protocol import Protocol, buildable, get_protocol, is_completed, move_reason
 from craft_env.core.views import DEFAULT_SEATS, seat_cells
+from craft_env.datasets import load_dataset, save_structures
+from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, GameLog, RunLog, read_games
+from craft_env.eval.results import RunResult
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +111,6 @@ class Replayer:
         return move_reason(self.board, move, self.protocol)
 
     def step(self, move: Move | None) -> Step:
-        from craft_env import metrics, oracle
 
         before = self.board
         optimal_moves = oracle.optimal_moves(before, self.target)
@@ -480,7 +483,6 @@ def game_level(game: PaperGame) -> list[dict[str, Any]]:
 
 
 def _game_logs(games: list[PaperGame]):
-    from craft_env.eval.logs import GameLog
 
     out = []
     for game in sorted(games, key=lambda g: (g.run, g.structure_index)):
@@ -521,11 +523,8 @@ def _groups(games: list[PaperGame]) -> dict[tuple[str, str, str], list[PaperGame
 
 
 def paper_results(path: str | os.PathLike) -> list[Any]:
-    """Report rows (``report.RunResult``) for the paper logs under ``path``: one per (condition, director,
+    """Report rows (``results.RunResult``) for the paper logs under ``path``: one per (condition, director,
     builder), pooled over runs, with the replay's disagreements."""
-    from craft_env.core.protocol import buildable
-    from craft_env.eval.report import RunResult
-
     results = []
     for (condition, director, builder), games in _groups(read_paper_games(path)).items():
         config = _group_config(games)
@@ -537,9 +536,6 @@ def paper_results(path: str | os.PathLike) -> list[Any]:
 
 def import_paper_logs(path: str | os.PathLike, out: str | os.PathLike) -> list[Path]:
     """Write the paper logs under ``path`` as our run directories in ``out`` (one per group if several)."""
-    from craft_env.datasets import save_structures
-    from craft_env.eval.logs import CONFIG_NAME, RunLog
-
     groups = _groups(read_paper_games(path))
     written = []
     for (condition, director, builder), games in groups.items():
@@ -791,9 +787,6 @@ def _export_game(game, config: dict[str, Any], target: Structure, protocol: Prot
 
 def export_paper_logs(run_dir: str | os.PathLike, out: str | os.PathLike) -> list[Path]:
     """Write the run in ``run_dir`` (a ``craft-env run`` output directory) in the paper's format."""
-    from craft_env.datasets import load_dataset
-    from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, read_games
-
     root = Path(run_dir)
     config_path = root / CONFIG_NAME
     if not config_path.exists():

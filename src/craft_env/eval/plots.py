@@ -11,6 +11,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from craft_env.eval.diagnostics import diagnostics_row, seated
+from craft_env.eval.judges.questions import QUESTIONS
+from craft_env.eval.judges.tables import judged_summary
+
 log = logging.getLogger(__name__)
 
 
@@ -111,9 +115,6 @@ def draw_diagnostic_plots(results: list[Any], folder: Path) -> list[Path]:
     plt = _pyplot()
     if plt is None or not results:
         return []
-    from craft_env.eval.diagnostics import diagnostics_row, seated
-    from craft_env.eval.judges.questions import QUESTIONS
-    from craft_env.eval.judges.tables import judged_summary
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []

@@ -17,13 +17,22 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from craft_env.agents.llm import messages_key
+from craft_env.agents.random import RandomBuilder, RandomDirector
+from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector
+from craft_env.agents.tools import scripted_tool_reply
+from craft_env.core.board import cached_move
+from craft_env.core.encoding import action_table
+from craft_env.core.rules import landing_layer_at
+from craft_env.eval.judges import offline
+
 PROVIDER = "scripted"
+#: Key of the calling agent's context in the litellm request metadata (set by ``eval.llm``, read here).
+CONTEXT_KEY = "craft_env_context"
 
 
 def request_context(handler_kwargs: dict[str, Any]) -> Any:
     """The ``AgentContext`` a request carries, from the keyword arguments litellm gives a custom handler."""
-    from craft_env.eval.llm import CONTEXT_KEY
-
     params = handler_kwargs.get("litellm_params") or {}
     metadata = params.get("metadata") if isinstance(params, dict) else None
     return metadata.get(CONTEXT_KEY) if isinstance(metadata, dict) else None
@@ -35,13 +44,7 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], context: Any = No
     A builder with the ``simulate_move`` tool (``agents.tools``) answers
     with a list of tool calls first, then with the best legal move.
     """
-    from craft_env.agents.llm import messages_key
-    from craft_env.agents.random import RandomBuilder, RandomDirector
-    from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector
-    from craft_env.core.board import cached_move
-    from craft_env.eval.judges.offline import offline_judge_reply
-
-    judged = offline_judge_reply(messages)
+    judged = offline.offline_judge_reply(messages)
     if judged is not None:
         return judged
     if context is None:
@@ -53,7 +56,6 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], context: Any = No
         reply = director.decide(context)
         return f"<think>{reply.think}</think>\n<message>{reply.message}</message>"
     if context.tool is not None:
-        from craft_env.agents.tools import scripted_tool_reply
 
         kind, answer = scripted_tool_reply(context, messages, bool(tools))
         if kind == "tool_calls" or answer is not None:
@@ -62,8 +64,6 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], context: Any = No
     reply = builder.decide(context)
     followed = ", ".join(reply.followed) or "none"
     board = context.board
-    from craft_env.core.encoding import action_table
-    from craft_env.core.rules import landing_layer_at
 
     table = action_table(board.n)
     if reply.action == table.noop:

@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 REDACTED = "[REDACTED]"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
@@ -71,7 +72,6 @@ class Redactor:
         """Register the credentials written in ``url`` (userinfo, secret-looking query values)."""
         if not url:
             return
-        from urllib.parse import parse_qsl, urlsplit
 
         try:
             parts = urlsplit(url)

@@ -35,8 +35,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from craft_env.core.encoding import DEFAULT_HEIGHT, DEFAULT_N
-from craft_env.core.views import DEFAULT_SEATS
+from craft_env.core.board import Structure
+from craft_env.core.encoding import (
+    COLOUR_NAMES,
+    DEFAULT_HEIGHT,
+    DEFAULT_N,
+    DIRECTION_OFFSETS,
+    format_position,
+    parse_position,
+    value_colour,
+)
+from craft_env.core.moves import Move
+from craft_env.core.views import DEFAULT_SEATS, SEAT_SIDES, hidden_cells, seat_cells, seat_view
+from craft_env.datasets import load_dataset
+from craft_env.envs.render import BLOCK_RGB, face_colours
 from craft_env.eval.jsonl import read_jsonl
 from craft_env.eval.logs import LOG_NAME, GameLog, read_games
 from craft_env.eval.report import _read_config, _run_dirs
@@ -54,8 +66,6 @@ TURN_METRICS = ("progress", "distance", "completion", "position_accuracy", "iou"
 
 def block_colours() -> list[dict[str, str]]:
     """CSS colours of each block colour (``COLOURS`` order): base and the three face shades of render.py."""
-    from craft_env.envs.render import BLOCK_RGB, face_colours
-
     def css(rgb: Any) -> str:
         return "#" + "".join(f"{int(round(float(v))):02x}" for v in rgb)
 
@@ -142,7 +152,6 @@ class _Targets:
 
     @staticmethod
     def _load(dataset: str | None) -> list[Any] | None:
-        from craft_env.datasets import load_dataset
 
         try:
             return load_dataset("craft" if dataset is None else dataset)
@@ -159,8 +168,6 @@ def board_boxes(board: Any) -> list[list[int]]:
 
     A large block is listed once, ``(i2, j2)`` being its other half; a small one has ``(i2, j2) == (i, j)``.
     """
-    from craft_env.core.encoding import DIRECTION_OFFSETS, value_colour
-
     n = board.n
     cells = board.array
     boxes = []
@@ -177,7 +184,6 @@ def board_boxes(board: Any) -> list[list[int]]:
 
 
 def _read_board(data: Any, n: int | None, height: int | None) -> Any:
-    from craft_env.core.board import Structure
 
     if not isinstance(data, dict):
         return None
@@ -188,7 +194,6 @@ def _read_board(data: Any, n: int | None, height: int | None) -> Any:
 
 
 def _apply(board: Any, move: Any) -> Any:
-    from craft_env.core.moves import Move
 
     if board is None or not isinstance(move, dict):
         return board
@@ -199,7 +204,6 @@ def _apply(board: Any, move: Any) -> Any:
 
 
 def _move_text(move: Any) -> str | None:
-    from craft_env.core.moves import Move
 
     if not isinstance(move, dict):
         return None
@@ -211,8 +215,6 @@ def _move_text(move: Any) -> str | None:
 
 def _highlight(board: Any, move: Any) -> list[list[int]]:
     """The cells ``[i, j, layer]`` of a placed block on the board after it (empty for other moves)."""
-    from craft_env.core.encoding import parse_position
-
     if board is None or not isinstance(move, dict) or move.get("action") != "place":
         return []
     cells = []
@@ -236,9 +238,6 @@ def _seats(config: dict[str, Any]) -> tuple[str, ...]:
 
 def _walls(target: Any, seats: tuple[str, ...] = DEFAULT_SEATS) -> dict[str, Any]:
     """Each seated director's view of the target: cells left to right, ``[colour, size]`` per slot, layer."""
-    from craft_env.core.encoding import COLOUR_NAMES, format_position
-    from craft_env.core.views import SEAT_SIDES, seat_cells, seat_view
-
     walls = {}
     for seat in seats:
         view = seat_view(target, seat)
@@ -382,7 +381,6 @@ def game_record(run: RunGames, game: GameLog, target: Any) -> dict[str, Any]:
 
 
 def _hidden(structure: Any, seats: tuple[str, ...] = DEFAULT_SEATS) -> list[list[int]]:
-    from craft_env.core.views import hidden_cells
 
     if structure is None:
         return []

@@ -14,13 +14,18 @@ import json
 import logging
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from craft_env.core.views import DEFAULT_SEATS
+from craft_env.eval.diagnostics import diagnostic_tables as team_tables
+from craft_env.eval.diagnostics import diagnostics_row
+from craft_env.eval.judges.tables import judge_tables, judged_summary
 from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, GameLog, read_games
-from craft_env.eval.table import progress_curve, remove_curves, table_row
+from craft_env.eval.paperlogs import is_paper_log_path, paper_results
+from craft_env.eval.plots import draw_diagnostic_plots, draw_plots
+from craft_env.eval.results import RunResult
+from craft_env.eval.stats import json_safe
+from craft_env.eval.table import progress_curve, remove_curves
 from craft_env.eval.taxonomy import CATEGORIES
 
 log = logging.getLogger(__name__)
@@ -33,71 +38,6 @@ TABLE1 = (
     ("Fail", "fail"),
 )
 TAXONOMY_HEADERS = ("Correct", "Layer", "Span", "Wrong colour", "Wrong pos.", "Other")
-
-
-@dataclass
-class RunResult:
-    """One row of the report: a run (or several pooled) of one output directory."""
-
-    label: str
-    config: dict[str, Any]
-    games: list[GameLog]
-    errored: int
-    max_turns: int
-    pooled: bool = False
-    row: dict[str, Any] = field(default_factory=dict)
-    source: str | None = None
-
-    def __post_init__(self) -> None:
-        self.row = table_row(self.games, self.errored, self.protocol)
-        self.row["unbuildable"] = unbuildable_targets(self.config, self.games)
-
-    @property
-    def protocol(self) -> str:
-        return str(self.config.get("protocol", "craft"))
-
-    @property
-    def seats(self) -> tuple[str, ...]:
-        """The seated directors (``DEFAULT_SEATS`` for runs saved before seats were configurable)."""
-        return tuple(self.config.get("seats") or DEFAULT_SEATS)
-
-    @property
-    def director_model(self) -> str:
-        """The directors' model, with the seats when they are not the default (Table 1's Directors)."""
-        model = str(self.config.get("director_model", "?"))
-        person = self.config.get("person")  # craft-env play: a person at one seat
-        if person in self.seats:
-            model = f"{model} + person at {person}"
-        return model if self.seats == DEFAULT_SEATS else f"{model} (seats {','.join(self.seats)})"
-
-    @property
-    def builder_model(self) -> str:
-        if self.config.get("person") == "builder":
-            return "person"
-        return str(self.config.get("builder_model", "?"))
-
-    @property
-    def oracle(self) -> str:
-        n = self.config.get("oracle_n")
-        return "?" if n is None else (str(n) if n else "off")
-
-
-def unbuildable_targets(config: dict[str, Any], games: list[GameLog]) -> int | None:
-    """How many of the games' targets the run's protocol cannot build (``None`` if the set is unreadable)."""
-    from craft_env.core.protocol import buildable, get_protocol
-    from craft_env.datasets import load_dataset
-
-    if config.get("source") == "paper logs":  # counted from the logged targets (eval.paperlogs)
-        return None
-    try:
-        rules = get_protocol(config.get("protocol", "craft"))
-        if not rules.hidden_span_ban:
-            return 0
-        structures = load_dataset(config.get("dataset") or "craft")
-    except (OSError, ValueError):
-        return None
-    indices = sorted({g.structure_index for g in games})
-    return sum(1 for i in indices if i < len(structures) and not buildable(structures[i], rules))
 
 
 def _read_config(out: Path) -> dict[str, Any]:
@@ -122,8 +62,6 @@ def _run_dirs(path: Path) -> list[Path]:
 
 def load_results(paths: list[str | os.PathLike]) -> list[RunResult]:
     """Rows for every run under ``paths`` (plus a pooled row per directory with several runs)."""
-    from craft_env.eval.paperlogs import is_paper_log_path, paper_results
-
     results: list[RunResult] = []
     for raw in paths:
         path = Path(raw)
@@ -272,9 +210,6 @@ def _short(value: Any) -> str:
     return (text if len(text) <= 120 else text[:117] + "...").replace("|", "\\|")
 def diagnostic_tables(results: list[RunResult]) -> list[tuple[str, list[str], list[list[str]]]]:
     """λ, outcome and remove rates per row; judge scores, agreement and correlations per run directory."""
-    from craft_env.eval.diagnostics import diagnostic_tables as team_tables
-    from craft_env.eval.judges.tables import judge_tables
-
     return [*team_tables(results), *judge_tables(primary(results))]
 
 
@@ -387,7 +322,6 @@ def write_report(
     (target / "diagnostics.json").write_text(json.dumps(diagnostics_json(results), indent=2) + "\n",
                                              encoding="utf-8")
     if plots:
-        from craft_env.eval.plots import draw_diagnostic_plots, draw_plots
 
         draw_plots(primary(results), target / "plots", curves=(progress_curve, remove_curves))
         draw_diagnostic_plots(primary(results), target / "plots")
@@ -396,10 +330,6 @@ def write_report(
 
 def diagnostics_json(results: list[RunResult]) -> dict[str, Any]:
     """λ and rates per row, and judge scores per run directory (both scorings), as plain data."""
-    from craft_env.eval.diagnostics import diagnostics_row
-    from craft_env.eval.judges.tables import judged_summary
-    from craft_env.eval.stats import json_safe
-
     judged = [
         {key: value for key, value in entry.items() if key != "by_run"}
         for scoring in ("default", "paper")

@@ -29,8 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import craft_env
+from craft_env import __version__
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, GameStopped, Usage
+from craft_env.agents.llm import LLMBuilder, LLMDirector
 from craft_env.agents.prompts import archetype_of
+from craft_env.agents.random import RandomBuilder, RandomDirector
+from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector
+from craft_env.agents.tools import ToolBuilder, make_simulator
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.core.protocol import get_protocol, is_completed
@@ -119,14 +125,11 @@ class AgentFactory:
             return self.seated[seat]
         model = self.settings.director_model
         if "director" in self.clients:
-            from craft_env.agents.llm import LLMDirector
 
             return LLMDirector(self.clients["director"])
         if model == "random":
-            from craft_env.agents.random import RandomDirector
 
             return RandomDirector(game_seed(spec.seed, spec.run, 1 + int(seat[1:])))
-        from craft_env.agents.scripted import ScriptedDirector
 
         return ScriptedDirector()
 
@@ -135,14 +138,11 @@ class AgentFactory:
             return self.seated[BUILDER]
         model = self.settings.builder_model
         if "builder" in self.clients:
-            from craft_env.agents.llm import LLMBuilder
 
             return LLMBuilder(self.clients["builder"])
         if model == "random":
-            from craft_env.agents.random import RandomBuilder
 
             return self._with_tools(RandomBuilder(game_seed(spec.seed, spec.run, 0)))
-        from craft_env.agents.scripted import ScriptedBuilder
 
         return self._with_tools(ScriptedBuilder())
 
@@ -150,7 +150,6 @@ class AgentFactory:
         """A built-in builder that also uses the ``simulate_move`` tool when the run gives it one."""
         if not self.settings.builder_tools:
             return builder
-        from craft_env.agents.tools import ToolBuilder
 
         return ToolBuilder(builder)
 
@@ -266,8 +265,6 @@ def _context(
 
 def _tool(u: Any, protocol: str, max_tool_calls: int) -> Any:
     """The builder's ``simulate_move`` tool for this turn (it scores against the target, as the paper's)."""
-    from craft_env.agents.tools import make_simulator
-
     return make_simulator(u.board, u.game.target_structure(), protocol, max_tool_calls)
 
 
@@ -310,8 +307,6 @@ async def play_game(
     spec: GameSpec, settings: RunSettings, factory: AgentFactory, run_log: RunLog, attempt: int
 ) -> GameResult:
     """Play one game to its end, logging every turn; errors end it as ``errored``."""
-    import craft_env
-
     env = craft_env.env(**env_options(spec, settings, factory.needs_text))
     env.reset(seed=spec.seed)
     u = env.unwrapped
@@ -429,8 +424,6 @@ def seed_cache(out: str | os.PathLike, source: str | os.PathLike) -> None:
 
 def prepare_output(settings: RunSettings, resume: bool, redactor: Redactor) -> None:
     """Create ``out`` with ``config.json``, or check that a resumed run agrees with it."""
-    from craft_env import __version__
-
     out = Path(settings.out)
     config_path = out / CONFIG_NAME
     if config_path.exists() and not resume:

@@ -31,7 +31,7 @@ from craft_env.core.board import Structure
 from craft_env.core.protocol import get_protocol
 from craft_env.core.starts import STARTS, start_code
 from craft_env.core.views import ALL_SEATS, DEFAULT_SEATS, check_seats
-from craft_env.datasets import EVAL_SETS
+from craft_env.datasets import EVAL_SETS, load_dataset
 
 BUILT_IN = ("scripted", "random")
 #: Every seat a person may take; a run accepts the builder or one of its own ``seats``.
@@ -192,8 +192,6 @@ class RunSettings:
 
     def load_structures(self) -> list[Structure]:
         """The dataset (the bundled ``paper`` set by default), checked against ``structures``."""
-        from craft_env.datasets import load_dataset
-
         structures = load_dataset(self.dataset)
         if self.structures is not None:
             bad = [i for i in self.structures if i >= len(structures)]

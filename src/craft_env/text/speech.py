@@ -28,8 +28,9 @@ from craft_env.core.intents import (
     INTENT_SMALL,
     INWARD,
     IntentTable,
-    inward_cell,
     intent_for_action,
+    intent_table,
+    inward_cell,
 )
 from craft_env.core.moves import Move, action_to_move
 from craft_env.core.views import SEAT_SIDES, seat_cells
@@ -495,7 +496,6 @@ def parse_director_message(
     add gives ``[0]`` (the no-op intent); a message with nothing usable
     gives ``[]``. Never raises on text.
     """
-    from craft_env.core.intents import intent_table
 
     if not isinstance(text, str):
         return []

@@ -42,6 +42,8 @@ from pettingzoo.utils.wrappers import (
     OrderEnforcingWrapper,
 )
 
+from craft_env.envs.craft import parallel_env, raw_env
+
 ROLES = ("director", "builder")
 
 
@@ -149,13 +151,9 @@ class HomogeneousAECWrapper(_Homogeneous, BaseWrapper):
 
 def homogeneous_env(flat: bool = False, **config: Any) -> AECEnv:
     """The AEC env, homogenised, inside PettingZoo's bounds and order checks (what ``env()`` gives)."""
-    from craft_env.envs.craft import raw_env
-
     return OrderEnforcingWrapper(AssertOutOfBoundsWrapper(HomogeneousAECWrapper(raw_env(**config), flat=flat)))
 
 
 def homogeneous_parallel_env(flat: bool = False, **config: Any) -> ParallelEnv:
     """The Parallel env, homogenised."""
-    from craft_env.envs.craft import parallel_env
-
     return HomogeneousParallelWrapper(parallel_env(**config), flat=flat)

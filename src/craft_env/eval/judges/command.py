@@ -5,6 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from craft_env.eval.judges.questions import parse_families
+from craft_env.eval.judges.run import JudgeSettings, judge
+from craft_env.eval.judges.scoring import load_judged, score_table
+from craft_env.eval.judges.tables import pm
+from craft_env.eval.llm import missing_environment
+from craft_env.eval.report import rich_table, terminal_console
+
 
 def add_judge_parser(commands: Any) -> None:
     """Register ``judge`` on the CLI's subparsers."""
@@ -27,8 +34,6 @@ def add_judge_parser(commands: Any) -> None:
 
 
 def score_rows(out: Any, model: str, scoring: str) -> list[list[str]]:
-    from craft_env.eval.judges.scoring import load_judged, score_table
-    from craft_env.eval.judges.tables import pm
 
     by_run = load_judged(out).get(model, {})
     table = score_table(by_run, scoring)
@@ -38,11 +43,6 @@ def score_rows(out: Any, model: str, scoring: str) -> list[list[str]]:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     """Judge ``args.dir``; print per-question scores; 1 when some calls failed for good."""
-    from craft_env.eval.judges.questions import parse_families
-    from craft_env.eval.judges.run import JudgeSettings, judge
-    from craft_env.eval.llm import missing_environment
-    from craft_env.eval.report import terminal_console
-
     settings = JudgeSettings(
         path=args.dir, judge_model=args.judge_model, families=parse_families(args.judges), runs=args.runs,
         turns=args.turns, concurrency=args.concurrency, timeout=args.timeout, num_retries=args.num_retries,
@@ -62,7 +62,6 @@ def cmd_judge(args: argparse.Namespace) -> int:
         print(title)
         print("\n".join(" | ".join(r) for r in [headers, *rows]))
     else:
-        from craft_env.eval.report import rich_table
 
         console.print(rich_table(title, headers, rows))
     for c in counts:

@@ -23,10 +23,15 @@ import json
 from typing import Any
 
 from craft_env.core.board import Structure
+from craft_env.core.intents import intent_table
 from craft_env.core.moves import Move
+from craft_env.core.views import seat_cells
 from craft_env.eval.judges.items import JudgedItem
 from craft_env.eval.judges.parse import Answer
 from craft_env.eval.judges.questions import MM, PS, SG, family_questions
+from craft_env.eval.taxonomy import classify
+from craft_env.oracle import optimal_moves
+from craft_env.text import find_positions, intent_move, parse_director_message
 
 ENGINE = "engine"
 UNDECIDED = "the engine cannot decide this from the log"
@@ -35,7 +40,6 @@ UNREAD = "the message names no move the text parser can read"
 
 @functools.lru_cache(maxsize=65536)
 def _intents(text: str, seat: str, n: int, height: int) -> tuple[int, ...]:
-    from craft_env.text import parse_director_message
 
     return tuple(parse_director_message(text, seat, n, height))
 
@@ -43,9 +47,6 @@ def _intents(text: str, seat: str, n: int, height: int) -> tuple[int, ...]:
 @functools.lru_cache(maxsize=65536)
 def _moves_named(text: str, seat: str, n: int, height: int) -> tuple[tuple[Move, ...], bool]:
     """``(moves the text asks for, whether it only says there is nothing to add)``."""
-    from craft_env.core.intents import intent_table
-    from craft_env.text import intent_move
-
     intents = _intents(text, seat, n, height)
     table = intent_table(seat, n, height)
     moves = tuple(m for m in (intent_move(i, table) for i in intents if i) if m is not None)
@@ -54,7 +55,6 @@ def _moves_named(text: str, seat: str, n: int, height: int) -> tuple[tuple[Move,
 
 @functools.lru_cache(maxsize=4096)
 def optimal_set(board: Structure, target: Structure) -> frozenset[Move]:
-    from craft_env.oracle import optimal_moves
 
     return frozenset(optimal_moves(board, target))
 
@@ -80,8 +80,6 @@ def director_moves(item: JudgedItem, seat: str) -> tuple[tuple[Move, ...], bool]
 
 
 def _foreign_cells(item: JudgedItem, seat: str) -> list[tuple[int, int]]:
-    from craft_env.core.views import seat_cells
-    from craft_env.text import find_positions
 
     said = item.said.get(seat, {})
     wall = set(seat_cells(seat, item.board.n))
@@ -155,7 +153,6 @@ def sg_answers(item: JudgedItem) -> dict[str, Answer]:
         sg7 = Answer("Unclear", UNREAD)
     if not moves:
         if passed:
-            from craft_env.core.views import seat_cells
 
             wall = seat_cells(seat, item.board.n)
             missing = any(_stack(item.board, c) != _stack(item.target, c) for c in wall)
@@ -236,7 +233,6 @@ def _attempted(item: JudgedItem) -> Move | None:
 
 
 def ps_answers(item: JudgedItem) -> dict[str, Answer]:
-    from craft_env.eval.taxonomy import classify
 
     named, all_passed, unread = _all_named(item)
     offered = _offered(item)

@@ -23,6 +23,7 @@ Where the fields come from (docs/judges.md):
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ from typing import Any
 
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
+from craft_env.core.views import seat_view
+from craft_env.envs.game import CraftGame
 from craft_env.eval.jsonl import read_jsonl
 from craft_env.eval.judges.questions import (
     BOARD,
@@ -46,6 +49,9 @@ from craft_env.eval.judges.questions import (
     THINK,
 )
 from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, GameLog, read_games
+from craft_env.eval.settings import RunSettings
+from craft_env.oracle import optimal_moves
+from craft_env.text import describe_board, describe_candidates, describe_conversation, describe_view
 
 WINDOW = 12
 
@@ -144,8 +150,6 @@ def _moves(raw: Any) -> list[Move]:
 
 def builder_line(record: dict[str, Any]) -> str:
     """The builder's turn as one conversation line (the environment's own wording)."""
-    from craft_env.envs.game import CraftGame
-
     builder = record.get("builder") or {}
     outcome = {
         "question": record.get("question"),
@@ -205,10 +209,6 @@ def _fields(
     said: dict[str, dict[str, Any]],
 ) -> dict[str | None, dict[str, str]]:
     """Text of every field, per seat (key ``None``: the turn's fields)."""
-    from craft_env.core.views import seat_view
-    from craft_env.oracle import optimal_moves
-    from craft_env.text import describe_board, describe_candidates, describe_conversation, describe_view
-
     offered = _moves(record.get("oracle_moves"))
     if offered:
         oracle = "The builder was shown these correct next moves:\n" + describe_candidates(offered)
@@ -281,7 +281,6 @@ def run_logs(path: str | os.PathLike) -> tuple[Path, list[Path]]:
 
 
 def read_config(out: Path) -> dict[str, Any]:
-    import json
 
     path = out / CONFIG_NAME
     if not path.exists():
@@ -295,8 +294,6 @@ def read_config(out: Path) -> dict[str, Any]:
 
 def dataset_structures(out: Path, config: dict[str, Any]) -> list[Structure]:
     """The structures the run played (its ``config.json`` dataset; the bundled set by default)."""
-    from craft_env.eval.settings import RunSettings
-
     try:
         return RunSettings.from_dict({**config, "out": os.fspath(out)}).load_structures()
     except ValueError as error:

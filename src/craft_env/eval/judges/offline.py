@@ -13,13 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from craft_env.agents.llm import messages_key
+from craft_env.eval.judges.engine import engine_reply
 from craft_env.eval.judges.items import JudgedItem
 
 _IN_FLIGHT: dict[str, list[JudgedItem]] = {}
 
 
 def _key(messages: list[dict[str, Any]]) -> str:
-    from craft_env.agents.llm import messages_key
 
     return messages_key(messages)
 
@@ -44,6 +45,5 @@ def offline_judge_reply(messages: list[dict[str, Any]]) -> str | None:
     waiting = _IN_FLIGHT.get(_key(messages))
     if not waiting:
         return None
-    from craft_env.eval.judges.engine import engine_reply
 
     return engine_reply(waiting[-1])

@@ -24,12 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from craft_env.eval.cache import ReplayCache
 from craft_env.eval.jsonl import AppendOnlyJsonl, read_jsonl
 from craft_env.eval.judges.engine import ENGINE, engine_answers
 from craft_env.eval.judges.items import JudgedItem, load_items
+from craft_env.eval.judges.offline import registered
 from craft_env.eval.judges.parse import parse_judge_reply
 from craft_env.eval.judges.prompts import JUDGE_PROMPT_VERSION, judge_messages
 from craft_env.eval.judges.questions import FAMILIES, family_questions
+from craft_env.eval.llm import ModelCallError, ModelClient
 from craft_env.eval.progress import ProgressBar
 from craft_env.eval.redact import Redactor
 
@@ -126,7 +129,6 @@ def _engine_fields(item: JudgedItem) -> dict[str, Any]:
 
 
 async def _judge_with_model(item: JudgedItem, client: Any) -> tuple[dict[str, Any], Any]:
-    from craft_env.eval.judges.offline import registered
 
     messages = judge_messages(item)
     with registered(messages, item):
@@ -151,8 +153,6 @@ async def _grade(
     settings: JudgeSettings, out: Path, items: list[JudgedItem], grader_run: int, bar: ProgressBar,
     client_options: dict[str, Any], redactor: Redactor,
 ) -> RunCounts:
-    from craft_env.eval.cache import ReplayCache
-    from craft_env.eval.llm import ModelCallError, ModelClient
 
     path = results_path(out, settings.judge_model, grader_run)
     done = done_keys(path)

@@ -13,7 +13,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from craft_env.eval.judges.agreement import agreement, answer_pairs
 from craft_env.eval.judges.questions import FAMILIES, QUESTIONS
+from craft_env.eval.judges.scoring import family_stats, load_judged, question_stats, score_table
+from craft_env.eval.stats import pearson, spearman
 
 Table = tuple[str, list[str], list[list[str]]]
 
@@ -29,8 +32,6 @@ def pm(mean: float, sem: float) -> str:
 
 def _by_source(results: Sequence[Any]) -> list[tuple[Any, dict[str, dict[int, list[dict[str, Any]]]]]]:
     """``(row, {judge model: {grader run: records}})`` for each result whose directory was judged."""
-    from craft_env.eval.judges.scoring import load_judged
-
     found = []
     for result in results:
         source = getattr(result, "source", None)
@@ -42,8 +43,6 @@ def _by_source(results: Sequence[Any]) -> list[tuple[Any, dict[str, dict[int, li
 
 def judged_summary(results: Sequence[Any], scoring: str = "default") -> list[dict[str, Any]]:
     """Plain data per judged directory and judge model: question/family stats, PS splits."""
-    from craft_env.eval.judges.scoring import family_stats, question_stats, score_table
-
     out = []
     for result, judged in _by_source(results):
         for model, by_run in judged.items():
@@ -70,8 +69,6 @@ def _score_table(summary: list[dict[str, Any]], key: str, sem: str) -> list[list
 
 
 def _agreement_rows(summary: list[dict[str, Any]]) -> list[list[str]]:
-    from craft_env.eval.judges.agreement import agreement, answer_pairs
-    from craft_env.eval.stats import spearman
 
     rows = []
     models = sorted({e["judge_model"] for e in summary})
@@ -105,8 +102,6 @@ def _f(value: float) -> str:
 
 def correlation_rows(results: Sequence[Any], summary: list[dict[str, Any]]) -> list[list[str]]:
     """Table 8: Pearson and Spearman (with p) of features against final progress across run directories."""
-    from craft_env.eval.stats import pearson, spearman
-
     labels = [r.label for r in results]
     progress = [float(r.row["progress"]) for r in results]
     features: dict[str, list[float]] = {"remove gap": [float(r.row["gap"]) for r in results]}

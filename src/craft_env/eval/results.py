@@ -1,0 +1,79 @@
+"""One row of ``craft-env report``: a run's (or pooled runs') games, labelled, and their Table 1 row.
+
+Made by the report (``eval.report``, from run directories) and by the paper
+log importer (``eval.paperlogs``, one per condition and model pair).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from craft_env.core.protocol import buildable, get_protocol
+from craft_env.core.views import DEFAULT_SEATS
+from craft_env.datasets import load_dataset
+from craft_env.eval.logs import GameLog
+from craft_env.eval.table import table_row
+
+
+@dataclass
+class RunResult:
+    """One row of the report: a run (or several pooled) of one output directory."""
+
+    label: str
+    config: dict[str, Any]
+    games: list[GameLog]
+    errored: int
+    max_turns: int
+    pooled: bool = False
+    row: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        self.row = table_row(self.games, self.errored, self.protocol)
+        self.row["unbuildable"] = unbuildable_targets(self.config, self.games)
+
+    @property
+    def protocol(self) -> str:
+        return str(self.config.get("protocol", "craft"))
+
+    @property
+    def seats(self) -> tuple[str, ...]:
+        """The seated directors (``DEFAULT_SEATS`` for runs saved before seats were configurable)."""
+        return tuple(self.config.get("seats") or DEFAULT_SEATS)
+
+    @property
+    def director_model(self) -> str:
+        """The directors' model, with the seats when they are not the default (Table 1's Directors)."""
+        model = str(self.config.get("director_model", "?"))
+        person = self.config.get("person")  # craft-env play: a person at one seat
+        if person in self.seats:
+            model = f"{model} + person at {person}"
+        return model if self.seats == DEFAULT_SEATS else f"{model} (seats {','.join(self.seats)})"
+
+    @property
+    def builder_model(self) -> str:
+        if self.config.get("person") == "builder":
+            return "person"
+        return str(self.config.get("builder_model", "?"))
+
+    @property
+    def oracle(self) -> str:
+        n = self.config.get("oracle_n")
+        return "?" if n is None else (str(n) if n else "off")
+
+
+def unbuildable_targets(config: dict[str, Any], games: list[GameLog]) -> int | None:
+    """How many of the games' targets the run's protocol cannot build (``None`` if the set is unreadable)."""
+
+    if config.get("source") == "paper logs":  # counted from the logged targets (eval.paperlogs)
+        return None
+    try:
+        rules = get_protocol(config.get("protocol", "craft"))
+        if not rules.hidden_span_ban:
+            return 0
+        structures = load_dataset(config.get("dataset") or "craft")
+    except (OSError, ValueError):
+        return None
+    indices = sorted({g.structure_index for g in games})
+    return sum(1 for i in indices if i < len(structures) and not buildable(structures[i], rules))
