@@ -334,7 +334,7 @@ def game_calls(size: int) -> dict:
     for _ in range(2):
         env.step_directors(intents)
         env.step_builder(actions)
-    tables, state = env._tables, env._state
+    tables, state = env._config_record, env._episode_record
     legal = np.zeros((size, 3), bool)
     outputs = (env._rewards, env._terminations, env._truncations, env._result)
     return {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,8 +75,8 @@ sys.exit(1 if failed else 0)
 """
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_every_module_imports_on_its_own():
-    """Each module imported first, in a fresh child: with every import at the top, a circle is an ImportError."""
+    """Each module imported first, in a fresh child: with imports at the top, a circle is an ImportError."""
     done = subprocess.run([sys.executable, "-c", _IMPORT_EACH, *_modules()], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]

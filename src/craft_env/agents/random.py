@@ -27,7 +27,6 @@ class RandomDirector:
         self.rng = np.random.default_rng(seed)
 
     def decide(self, context: AgentContext) -> DirectorReply:
-
         intent = _uniform(self.rng, context.observation["action_mask"])
         table = intent_table(context.seat, context.n, context.height)
         return DirectorReply(message=intent_to_text(intent, table), think="random", intent=intent)

@@ -110,7 +110,6 @@ class ScriptedDirector:
         return intent, differences[0]
 
     def decide(self, context: AgentContext) -> DirectorReply:
-
         seat, n, height = context.seat, context.n, context.height
         obs = context.observation
         intent, note = self.choose(obs["observation"], obs["action_mask"], seat, n, height)

@@ -219,7 +219,6 @@ class ToolBuilder:
 
 
 def parse_line(line: str, context: AgentContext) -> int:
-
     return parse_move(line, context.n, context.height).to_action(context.n)
 
 

@@ -228,7 +228,6 @@ class _CraftBase:
 
     @property
     def conversation(self) -> list[dict[str, Any]]:
-
         return [
             {"turn": entry["turn"], "speaker": entry["speaker"], "text": text}
             for entry, (_, text) in zip(self.game.conversation, conversation_lines(self.game))

@@ -217,7 +217,6 @@ class CraftGame:
         return 0, None, f"a director's action must be an intent id or a message string, got {kind}"
 
     def _intent_from_text(self, seat: int, message: str) -> int:
-
         try:
             found = parse_director_message(message, self.seats[seat], self.n, self.height)
         except ValueError:
@@ -313,7 +312,6 @@ class CraftGame:
         return -1, None, None, None, f"the builder's action must be an action id or text, got {kind}"
 
     def _action_from_text(self, text: str) -> tuple[int, Move | None, str | None, str | None]:
-
         try:
             tolerant = get_protocol(getattr(self.config, "protocol", "craft")).tolerant_span
             reply = parse_builder_reply(text, self.n, self.height, tolerant)

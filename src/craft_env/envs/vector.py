@@ -179,7 +179,7 @@ class CraftVectorEnv:
         episode = game.new_episodes(config, B, height, self.director_dim, self.builder_dim)
         self._config, self._episode = config, episode
         # The kernels take the records packed (``core.records``).
-        self._tables, self._state = game.kernel_records(config, episode)
+        self._config_record, self._episode_record = game.kernel_records(config, episode)
         self._entries: dict[Any, Any] = {}  # kernel -> its compiled entry (``_call``)
         self._boards, self._targets, self._info = episode.boards, episode.targets, episode.info
         self._st = self._info  # the episodes' scalars (``game.EPISODE_INFO``), under the name tests use
@@ -285,7 +285,7 @@ class CraftVectorEnv:
         info[:] = 0
         for i in range(self.num_envs):
             info["env_seed"][i] = derive_seed(self.base_seed, STREAM_VECTOR_ENV, i)
-        kernels.game_reset(self._tables, self._state)
+        kernels.game_reset(self._config_record, self._episode_record)
         self._phase = "directors"
         infos = {"episode_seed": self.episode_seeds, "episode": self.episode_counts}
         return self._observations(), infos
@@ -344,10 +344,11 @@ class CraftVectorEnv:
         Every step passes the same packed records and this env's own buffers,
         so numba's per-call typing is skipped; the entry is made on first use.
         """
+        records = (self._config_record, self._episode_record)
         entry = self._entries.get(kernel)
         if entry is None:
-            entry = self._entries[kernel] = compiled_entry(kernel, (self._tables, self._state, *buffers))
-        entry(self._tables, self._state, *buffers)
+            entry = self._entries[kernel] = compiled_entry(kernel, (*records, *buffers))
+        entry(*records, *buffers)
 
     def _expect(self, phase: str) -> None:
         if self._phase is None:
@@ -380,7 +381,7 @@ class CraftVectorEnv:
         self._expect("directors")
         if out is None:
             out = np.empty((self.num_envs, len(self.seats)), np.int64)
-        kernels.game_scripted(self._tables, self._state, out)
+        kernels.game_scripted(self._config_record, self._episode_record, out)
         return out
 
     def sample_actions(self, seed: int) -> np.ndarray:
@@ -426,7 +427,7 @@ class CraftVectorEnv:
         centralized critics; it holds the whole target.
         """
         out = np.empty((self.num_envs, self.state_dim), np.float32)
-        kernels.game_states(self._tables, self._state, out)
+        kernels.game_states(self._config_record, self._episode_record, out)
         return out
 
     @property

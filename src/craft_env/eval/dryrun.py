@@ -21,7 +21,6 @@ ASSUMED_REPLY_TOKENS = 300
 
 
 def _tokens(model: str, messages: list[dict[str, Any]]) -> int:
-
     try:
         return int(import_litellm().token_counter(model=model, messages=messages))
     except Exception:  # a model litellm has no tokenizer for: about four characters a token
@@ -29,7 +28,6 @@ def _tokens(model: str, messages: list[dict[str, Any]]) -> int:
 
 
 def _price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-
     try:
         cost_in, cost_out = import_litellm().cost_per_token(
             model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens

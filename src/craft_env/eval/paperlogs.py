@@ -111,7 +111,6 @@ class Replayer:
         return move_reason(self.board, move, self.protocol)
 
     def step(self, move: Move | None) -> Step:
-
         before = self.board
         optimal_moves = oracle.optimal_moves(before, self.target)
         reason = None if move is None else self.check(move)
@@ -483,7 +482,6 @@ def game_level(game: PaperGame) -> list[dict[str, Any]]:
 
 
 def _game_logs(games: list[PaperGame]):
-
     out = []
     for game in sorted(games, key=lambda g: (g.run, g.structure_index)):
         marker = {

@@ -152,7 +152,6 @@ class _Targets:
 
     @staticmethod
     def _load(dataset: str | None) -> list[Any] | None:
-
         try:
             return load_dataset("craft" if dataset is None else dataset)
         except (OSError, ValueError) as error:
@@ -184,7 +183,6 @@ def board_boxes(board: Any) -> list[list[int]]:
 
 
 def _read_board(data: Any, n: int | None, height: int | None) -> Any:
-
     if not isinstance(data, dict):
         return None
     try:
@@ -194,7 +192,6 @@ def _read_board(data: Any, n: int | None, height: int | None) -> Any:
 
 
 def _apply(board: Any, move: Any) -> Any:
-
     if board is None or not isinstance(move, dict):
         return board
     try:
@@ -204,7 +201,6 @@ def _apply(board: Any, move: Any) -> Any:
 
 
 def _move_text(move: Any) -> str | None:
-
     if not isinstance(move, dict):
         return None
     try:
@@ -381,7 +377,6 @@ def game_record(run: RunGames, game: GameLog, target: Any) -> dict[str, Any]:
 
 
 def _hidden(structure: Any, seats: tuple[str, ...] = DEFAULT_SEATS) -> list[list[int]]:
-
     if structure is None:
         return []
     return [list(c) for c in hidden_cells(structure.n, seats)]

@@ -34,7 +34,6 @@ def add_judge_parser(commands: Any) -> None:
 
 
 def score_rows(out: Any, model: str, scoring: str) -> list[list[str]]:
-
     by_run = load_judged(out).get(model, {})
     table = score_table(by_run, scoring)
     return [[code, pm(s["mean"], s["sem_items"]), pm(s["mean_runs"], s["sem_runs"]), str(s["n"])]

@@ -40,7 +40,6 @@ UNREAD = "the message names no move the text parser can read"
 
 @functools.lru_cache(maxsize=65536)
 def _intents(text: str, seat: str, n: int, height: int) -> tuple[int, ...]:
-
     return tuple(parse_director_message(text, seat, n, height))
 
 
@@ -55,7 +54,6 @@ def _moves_named(text: str, seat: str, n: int, height: int) -> tuple[tuple[Move,
 
 @functools.lru_cache(maxsize=4096)
 def optimal_set(board: Structure, target: Structure) -> frozenset[Move]:
-
     return frozenset(optimal_moves(board, target))
 
 
@@ -80,7 +78,6 @@ def director_moves(item: JudgedItem, seat: str) -> tuple[tuple[Move, ...], bool]
 
 
 def _foreign_cells(item: JudgedItem, seat: str) -> list[tuple[int, int]]:
-
     said = item.said.get(seat, {})
     wall = set(seat_cells(seat, item.board.n))
     text = f"{said.get('message', '')}\n{said.get('think', '')}"
@@ -233,7 +230,6 @@ def _attempted(item: JudgedItem) -> Move | None:
 
 
 def ps_answers(item: JudgedItem) -> dict[str, Answer]:
-
     named, all_passed, unread = _all_named(item)
     offered = _offered(item)
     shapes = {(m.action, m.block if m.action == "place" else None, m.cells) for m in offered}

@@ -281,7 +281,6 @@ def run_logs(path: str | os.PathLike) -> tuple[Path, list[Path]]:
 
 
 def read_config(out: Path) -> dict[str, Any]:
-
     path = out / CONFIG_NAME
     if not path.exists():
         return {}

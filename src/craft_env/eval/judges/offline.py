@@ -21,7 +21,6 @@ _IN_FLIGHT: dict[str, list[JudgedItem]] = {}
 
 
 def _key(messages: list[dict[str, Any]]) -> str:
-
     return messages_key(messages)
 
 

@@ -129,7 +129,6 @@ def _engine_fields(item: JudgedItem) -> dict[str, Any]:
 
 
 async def _judge_with_model(item: JudgedItem, client: Any) -> tuple[dict[str, Any], Any]:
-
     messages = judge_messages(item)
     with registered(messages, item):
         completion = await client.acomplete(messages)
@@ -153,7 +152,6 @@ async def _grade(
     settings: JudgeSettings, out: Path, items: list[JudgedItem], grader_run: int, bar: ProgressBar,
     client_options: dict[str, Any], redactor: Redactor,
 ) -> RunCounts:
-
     path = results_path(out, settings.judge_model, grader_run)
     done = done_keys(path)
     todo = [item for item in items if item.key not in done]

@@ -69,7 +69,6 @@ def _score_table(summary: list[dict[str, Any]], key: str, sem: str) -> list[list
 
 
 def _agreement_rows(summary: list[dict[str, Any]]) -> list[list[str]]:
-
     rows = []
     models = sorted({e["judge_model"] for e in summary})
     for a, b in combinations(models, 2):
