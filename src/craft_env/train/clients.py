@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from craft_env.eval.llm import Completion
-from craft_env.eval.runner import BUILDER
+from craft_env.eval.run.runner import BUILDER
+from craft_env.models.llm import Completion
 
 
 def seat_of(context: Any) -> str:

@@ -36,12 +36,13 @@ import random
 from collections import defaultdict
 from typing import Any
 
-from craft_env.agents.llm import messages_key, parse_director_reply
+from craft_env.agents.llm import messages_key
 from craft_env.agents.prompts import builder_reply
 from craft_env.core import oracle
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.core.protocol import Protocol, get_protocol, move_reason
+from craft_env.text.replies import parse_director_reply
 from craft_env.train.outcome import record_meta
 from craft_env.train.replay import SeatTurn
 from craft_env.train.sft import reply_text

@@ -25,7 +25,7 @@ from typing import Any
 
 from craft_env.agents.prompts import PROMPT_VERSION
 from craft_env.core.views import ALL_SEATS
-from craft_env.eval.jsonl import dumps
+from craft_env.models.jsonl import dumps
 from craft_env.train.clients import BUILDER
 from craft_env.train.dpo import builder_pair, director_pairs
 from craft_env.train.options import FORMATS, KEEP_RULES, SEATS, SPLIT_BY

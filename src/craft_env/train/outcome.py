@@ -28,6 +28,7 @@ from craft_env.train.clients import BUILDER
 from craft_env.train.options import KEEP_RULES
 from craft_env.train.replay import SeatTurn
 
+
 def turn_change(record: dict[str, Any], target: Structure) -> dict[str, float]:
     """The team's progress (paper metric) and oracle distance before and after one logged turn."""
     before = Structure.from_dict(record["structure_before"], n=target.n, height=target.height)

@@ -37,14 +37,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from craft_env.agents.llm import LLMBuilder, LLMDirector, split_think
+from craft_env.agents.llm import LLMBuilder, LLMDirector
 from craft_env.agents.prompts import PROMPT_VERSION, builder_reply, director_reply
 from craft_env.core.board import Structure
-from craft_env.eval.cache import cache_key
-from craft_env.eval.jsonl import read_jsonl
-from craft_env.eval.logs import CACHE_NAME, LOG_NAME, GameLog, read_games, run_dir
-from craft_env.eval.runner import GameSpec, game_specs, load_settings, play_game
-from craft_env.eval.settings import RunSettings, is_model
+from craft_env.eval.logs.games import CACHE_NAME, LOG_NAME, GameLog, read_games, run_dir
+from craft_env.eval.run.runner import GameSpec, game_specs, load_settings, play_game
+from craft_env.eval.run.settings import RunSettings, is_model
+from craft_env.models.cache import cache_key
+from craft_env.models.jsonl import read_jsonl
+from craft_env.text.replies import split_think
 from craft_env.train.clients import BUILDER, Call, ScriptedClient
 from craft_env.train.recorder import TurnRecorder
 

@@ -15,6 +15,7 @@ import random
 
 from craft_env.core.board import Structure
 
+
 def target_key(target: Structure) -> str:
     """A target's identity: its canonical JSON (cells and spans)."""
     return json.dumps(target.to_dict(views=False), sort_keys=True, separators=(",", ":"))

@@ -45,9 +45,9 @@ import dataclasses
 from typing import Any
 
 from craft_env.agents.llm import LLMBuilder, LLMDirector
-from craft_env.eval.redact import Redactor
-from craft_env.eval.runner import AgentFactory, GameSpec, game_specs, play_game
-from craft_env.eval.settings import RunSettings
+from craft_env.eval.run.runner import AgentFactory, GameSpec, game_specs, play_game
+from craft_env.eval.run.settings import RunSettings
+from craft_env.models.redact import Redactor
 from craft_env.train.clients import BUILDER, SeatClient
 from craft_env.train.recorder import TurnRecorder
 from craft_env.train.rewards import check_reward, turn_reward
