@@ -23,7 +23,8 @@ chat of a model's call is checked against the run's recorded calls
 parameters, ``models.cache``; with ``--log-prompts`` the chat itself is
 there too); a call the cache does not hold is an error. When the versions
 differ, the chat comes from the calls logged with ``--log-prompts`` (found
-by their reply), and a run without them is refused.
+by their reply, and, when one reply answered several chats, by the seat's
+observation, the user message), and a run without them is refused.
 """
 
 from __future__ import annotations
@@ -200,6 +201,8 @@ def _check_turns(run: LoggedRun, game: GameLog, replayed: list[dict[str, Any]]) 
 def _logged_chat(run: LoggedRun, model: str, call: Call, where: str) -> list[dict[str, Any]]:
     """The chat recorded (``--log-prompts``) for the call that got this reply."""
     found = run.chats_by_reply.get((model, call.reply), [])
+    if len({repr(messages) for messages in found}) > 1:  # a reply given to several prompts: the same observation
+        found = [messages for messages in found if messages[-1].get("content") == call.messages[-1]["content"]]
     distinct = {repr(messages) for messages in found}
     if len(distinct) != 1:
         problem = "no recorded call" if not distinct else f"{len(distinct)} different recorded calls"
