@@ -7,9 +7,11 @@ the ``train`` extra.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
+from pathlib import Path
 
 import pytest
 
@@ -26,6 +28,15 @@ from craft_env.train.export import export_training_data  # noqa: E402
 from craft_env.train.trl import CraftRollout, craft_reward  # noqa: E402
 from tiny_lm import tiny_model, tiny_tokenizer  # noqa: E402
 from train_runs import scripted_run  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train_llm.py"
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("train_llm_example", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 CPU = dict(use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1, seed=0)
@@ -138,3 +149,15 @@ def _check_masks(tokenizer, game, mask, completion):
     assert len(environment) == len(users) == len(game.replies) - 1
     for text, user in zip(environment, users):
         assert text.endswith(f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_the_example_trains_a_lora_adapter_from_a_model_folder(exported, tmp_path):
+    tokenizer = exported["tokenizer"]
+    saved = tmp_path / "tiny"
+    tiny_model(tokenizer).save_pretrained(saved)
+    tokenizer.save_pretrained(saved)
+    example = load_example()
+    metrics = example.main(["--data", str(exported["root"] / "dpo"), "--model", str(saved), "--method", "dpo",
+                            "--lora", "--lora-rank", "4", "--max-steps", "2", "--cpu", "-o", str(tmp_path / "adapter")])
+    assert metrics["train_runtime"] > 0 and math.isfinite(metrics["train_loss"])
+    assert (tmp_path / "adapter" / "adapter_config.json").is_file()
