@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from train_runs import mixed_run  # tests/ is on sys.path (conftest)
 
 import craft_env
 from craft_env import Structure, metrics, oracle
@@ -15,7 +16,6 @@ from craft_env.datasets import load_dataset
 from craft_env.eval.logs.games import read_games
 from craft_env.eval.run.settings import game_seed
 from craft_env.train.replay import CHECKED_FIELDS
-from train_runs import mixed_run  # tests/ is on sys.path (conftest)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 CANDIDATE = re.compile(r"^(\d+)\. (.+)$", re.MULTILINE)
@@ -41,7 +41,8 @@ def test_an_episode_reproduces_a_logged_game_given_the_same_replies(tmp_path):
             for name in CHECKED_FIELDS:
                 assert replayed[name] == logged[name], name
             assert [d["message"] for d in replayed["director_responses"]] == [
-                d["message"] for d in logged["director_responses"]]
+                d["message"] for d in logged["director_responses"]
+            ]
             assert info["sent"] == logged["builder"]["sent"] and info["reason"] == logged["reason"]
         assert messages is None and (terminated or truncated)
         env.close()
@@ -93,8 +94,10 @@ def test_batched_games_step_together_and_match_single_games():
     assert [i["seed"] for i in infos] == seeds
     steps = 0
     while any(o is not None for o in observations):
-        replies = [None if o is None else ("MOVE: pass" if (steps + k) % 3 == 0 else first_candidate(o))
-                   for k, o in enumerate(observations)]
+        replies = [
+            None if o is None else ("MOVE: pass" if (steps + k) % 3 == 0 else first_candidate(o))
+            for k, o in enumerate(observations)
+        ]
         observations, rewards, terminated, truncated, infos = batch.step(replies)
         for k, (env, reply) in enumerate(zip(singles, replies)):
             if reply is None:
@@ -115,13 +118,20 @@ def test_a_director_seat_gets_its_own_prompt_and_the_verdict_of_its_turn():
         messages, _ = env.reset(seed=5, structure=2)
         assert messages[0]["content"].startswith("You are director D2")
         assert "Write your <think> and your <message>" in messages[-1]["content"]
-        _, reward, _, _, info = env.step("<think>my wall</think>\n<message>put a small red block on my left column, "
-                                         "bottom layer</message>")
+        _, reward, _, _, info = env.step(
+            "<think>my wall</think>\n<message>put a small red block on my left column, bottom layer</message>"
+        )
         assert info["sent"] == "put a small red block on my left column, bottom layer"
         assert info["reply_reason"] is None and isinstance(info["intent"], int)
-        assert info["turn"] == 1 and "legal" in info and reward == pytest.approx(
-            info["turns"][0]["progress_data"]["progress"] - metrics.score(
-                Structure.empty(), load_dataset("paper")[2])["progress"])
+        assert (
+            info["turn"] == 1
+            and "legal" in info
+            and reward
+            == pytest.approx(
+                info["turns"][0]["progress_data"]["progress"]
+                - metrics.score(Structure.empty(), load_dataset("paper")[2])["progress"]
+            )
+        )
         _, _, _, _, info = env.step("just some words")
         assert info["reply_reason"].startswith("no <message> tag")
 
@@ -142,7 +152,8 @@ def test_bad_options_name_the_keyword():
 def test_import_craft_env_and_the_text_env_stay_light():
     code = (
         "import sys, json, craft_env; env = craft_env.text_env(); env.reset(seed=0); env.step('MOVE: pass');"
-        "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'trl', 'datasets', 'openenv', 'litellm')"
+        "heavy = ('torch', 'transformers', 'trl', 'datasets', 'openenv', 'litellm');"
+        "print(json.dumps(sorted(m for m in heavy"
         " if m in sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -1,4 +1,4 @@
-"""``craft-env export --format sft|dpo``: records from logged games, checked against the engine and the logs."""
+"""``craft-env export --format sft|dpo``: records from logged games, checked against the engine and logs."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from train_runs import mixed_run, scripted_run  # tests/ is on sys.path (conftest)
 
 from craft_env import Move, Structure, metrics, oracle
 from craft_env.agents.prompts import PROMPT_VERSION
@@ -20,7 +21,6 @@ from craft_env.text import parse_move
 from craft_env.text.replies import builder_action, parse_director_reply, split_think
 from craft_env.train.export import export_training_data
 from craft_env.train.replay import open_run, replay_run
-from train_runs import mixed_run, scripted_run  # tests/ is on sys.path (conftest)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 TARGETS = load_dataset("paper")
@@ -65,7 +65,7 @@ def _key(record: dict) -> tuple:
 
 
 def _engine(record: dict, move: Move) -> tuple[bool, bool, int, int]:
-    """``(legal, optimal, distance before, distance after)`` of ``move`` on the record's board, by the engine."""
+    """``(legal, optimal, distance before, after)`` of ``move`` on the record's board, by the engine."""
     meta = record["meta"]
     target = TARGETS[meta["structure_index"]]
     logged = record["logged"]
@@ -128,8 +128,9 @@ def test_the_split_puts_every_target_on_one_side(runs, tmp_path):
     assert train and valid and not train_targets & valid_targets
     assert train_targets | valid_targets == {0, 1, 2}
     assert manifest["targets"] == {"train": len(train_targets), "valid": len(valid_targets)}
-    again, _, _ = _export(tmp_path / "again", [runs["mixed"], runs["scripted"]], split_by="structure",
-                          valid=0.34, seed=3)
+    again, _, _ = _export(
+        tmp_path / "again", [runs["mixed"], runs["scripted"]], split_by="structure", valid=0.34, seed=3
+    )
     assert again == train  # seeded
 
 
@@ -156,8 +157,9 @@ def test_dpo_builder_pairs_are_judged_by_the_engine_and_never_self_pairs(runs, t
 
 
 def test_dpo_director_pairs_share_a_prompt_and_differ_in_outcome(runs, tmp_path):
-    pairs, _, manifest = _export(tmp_path, [runs["scripted"], runs["random_directors"]], fmt="dpo",
-                                 seat="directors")
+    pairs, _, manifest = _export(
+        tmp_path, [runs["scripted"], runs["random_directors"]], fmt="dpo", seat="directors"
+    )
     assert pairs and manifest["counts"]["pairs director-logged"] == len(pairs)
     logged = {**_logged_turns(runs["scripted"]), **_logged_turns(runs["random_directors"])}
     for pair in pairs:
@@ -194,7 +196,9 @@ def test_a_run_with_other_prompts_is_refused_unless_it_logged_them(runs, tmp_pat
             turns = list(replay_run(open_run(copy)))
             assert turns and {t.prompt for t in turns} == {"logged"}
         else:
-            with pytest.raises(ValueError, match=f"{name}: the run used prompts 'craft-prompts-v0'.*{PROMPT_VERSION}"):
+            with pytest.raises(
+                ValueError, match=f"{name}: the run used prompts 'craft-prompts-v0'.*{PROMPT_VERSION}"
+            ):
                 open_run(copy)
 
 
@@ -206,8 +210,10 @@ def test_think_is_kept_only_when_asked_and_the_reply_reads_the_same(runs, tmp_pa
     for short, full in zip(plain, thinking):
         assert "<think>" not in short["messages"][-1]["content"]
         assert short["messages"][-1]["content"] == split_think(full["messages"][-1]["content"])[1].strip()
-        assert builder_action(short["messages"][-1]["content"], 3, 3)[:2] == builder_action(
-            full["messages"][-1]["content"], 3, 3)[:2]
+        assert (
+            builder_action(short["messages"][-1]["content"], 3, 3)[:2]
+            == builder_action(full["messages"][-1]["content"], 3, 3)[:2]
+        )
 
 
 def test_a_replay_that_departs_from_its_log_is_an_error_naming_the_turn(runs, tmp_path):
@@ -229,21 +235,62 @@ def test_a_replay_that_departs_from_its_log_is_an_error_naming_the_turn(runs, tm
 def test_the_command_line_writes_the_files_and_checks_its_options(runs, tmp_path):
     out = tmp_path / "cli"
     done = subprocess.run(
-        [sys.executable, "-m", "craft_env.cli", "export", str(runs["scripted"]), "--format", "sft", "-o", str(out),
-         "--keep", "progress", "--split-by", "structure", "--valid", "0.34"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "craft_env.cli",
+            "export",
+            str(runs["scripted"]),
+            "--format",
+            "sft",
+            "-o",
+            str(out),
+            "--keep",
+            "progress",
+            "--split-by",
+            "structure",
+            "--valid",
+            "0.34",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     assert "sft record(s)" in done.stdout
     manifest = json.loads((out / "export.json").read_text())
-    assert manifest["keep"] == "progress" and manifest["records"]["valid"] == len(_records(out / "valid.jsonl"))
+    assert manifest["keep"] == "progress" and manifest["records"]["valid"] == len(
+        _records(out / "valid.jsonl")
+    )
     bad = subprocess.run(
-        [sys.executable, "-m", "craft_env.cli", "export", str(runs["scripted"]), "--format", "dpo", "-o", str(out),
-         "--keep", "progress"], capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "craft_env.cli",
+            "export",
+            str(runs["scripted"]),
+            "--format",
+            "dpo",
+            "-o",
+            str(out),
+            "--keep",
+            "progress",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert bad.returncode == 2 and "keep:" in bad.stderr
     two = subprocess.run(
-        [sys.executable, "-m", "craft_env.cli", "export", str(runs["scripted"]), str(runs["mixed"]), "-o", str(out)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "craft_env.cli",
+            "export",
+            str(runs["scripted"]),
+            str(runs["mixed"]),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert two.returncode == 2 and "one run directory" in two.stderr

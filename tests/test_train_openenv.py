@@ -1,4 +1,4 @@
-"""The text environment served over OpenEnv (a loopback server started here), driven by its client and a stub model."""
+"""The text environment served over OpenEnv (a loopback server started here), driven by its client."""
 
 from __future__ import annotations
 
@@ -61,8 +61,13 @@ def test_the_client_plays_a_game_over_the_socket_as_the_local_environment_would(
                 assert observation.messages == (messages or [])
                 assert result.reward == pytest.approx(reward) and result.done == (terminated or truncated)
                 assert (observation.legal, observation.reason, observation.turn) == (
-                    info["legal"], info["reason"], info["turn"])
-                assert observation.distance == info["distance"] and observation.progress == pytest.approx(info["progress"])
+                    info["legal"],
+                    info["reason"],
+                    info["turn"],
+                )
+                assert observation.distance == info["distance"] and observation.progress == pytest.approx(
+                    info["progress"]
+                )
                 if turn % 4 == 3:
                     assert observation.legal is False and "could not parse" in observation.reason
                 total += result.reward

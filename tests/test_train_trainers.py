@@ -7,11 +7,9 @@ the ``train`` extra.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
-from pathlib import Path
 
 import pytest
 
@@ -21,22 +19,14 @@ os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
 
 import torch  # noqa: E402
 from datasets import Dataset  # noqa: E402
+from examples_support import load_example  # noqa: E402
+from tiny_lm import tiny_model, tiny_tokenizer  # noqa: E402
+from train_runs import scripted_run  # noqa: E402
 from trl import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer  # noqa: E402
 
 import craft_env  # noqa: E402
 from craft_env.train.export import export_training_data  # noqa: E402
 from craft_env.train.trl import CraftRollout, craft_reward  # noqa: E402
-from tiny_lm import tiny_model, tiny_tokenizer  # noqa: E402
-from train_runs import scripted_run  # noqa: E402
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train_llm.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("train_llm_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 CPU = dict(use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1, seed=0)
@@ -67,9 +57,15 @@ def test_sft_trainer_trains_on_every_exported_record(exported, tmp_path):
     records = exported["sft"]
     assert len(records) == 10  # 2 games x 5 turns
     tokenizer = exported["tokenizer"]
-    args = SFTConfig(output_dir=str(tmp_path), max_steps=3, per_device_train_batch_size=2, max_length=None, **CPU)
-    trainer = SFTTrainer(model=tiny_model(tokenizer), processing_class=tokenizer, args=args,
-                         train_dataset=Dataset.from_list(records))
+    args = SFTConfig(
+        output_dir=str(tmp_path), max_steps=3, per_device_train_batch_size=2, max_length=None, **CPU
+    )
+    trainer = SFTTrainer(
+        model=tiny_model(tokenizer),
+        processing_class=tokenizer,
+        args=args,
+        train_dataset=Dataset.from_list(records),
+    )
     assert len(trainer.train_dataset) == len(records)
     assert "input_ids" in trainer.train_dataset.column_names
     trainer.train()
@@ -85,7 +81,9 @@ def test_dpo_trainer_trains_on_every_exported_pair(exported, tmp_path):
     tiny_model(tokenizer).save_pretrained(saved)  # DPOTrainer loads its reference model from the same folder
     tokenizer.save_pretrained(saved)
     args = DPOConfig(output_dir=str(tmp_path / "out"), max_steps=3, per_device_train_batch_size=2, **CPU)
-    trainer = DPOTrainer(model=str(saved), processing_class=tokenizer, args=args, train_dataset=Dataset.from_list(pairs))
+    trainer = DPOTrainer(
+        model=str(saved), processing_class=tokenizer, args=args, train_dataset=Dataset.from_list(pairs)
+    )
     assert len(trainer.train_dataset) == len(pairs)
     trainer.train()
     losses = _losses(trainer)
@@ -97,8 +95,16 @@ def test_grpo_trains_through_the_text_environment(exported, tmp_path):
     tokenizer = exported["tokenizer"]
     rollout = CraftRollout(max_reply_tokens=12, max_turns=2, oracle_n=5, failed_turn_penalty=0.25)
     dataset = rollout.dataset([0, 1])
-    args = GRPOConfig(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=4, num_generations=2,
-                      max_completion_length=1024, learning_rate=1e-3, entropy_coef=0.01, **CPU)
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=1024,
+        learning_rate=1e-3,
+        entropy_coef=0.01,
+        **CPU,
+    )
     model = tiny_model(tokenizer)
     before = [p.detach().clone() for p in model.parameters()]
     outputs = []
@@ -108,12 +114,22 @@ def test_grpo_trains_through_the_text_environment(exported, tmp_path):
         outputs.append((result, list(rollout.last_games)))
         return result
 
-    trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=craft_reward, args=args,
-                          train_dataset=dataset, rollout_func=recorded)
+    trainer = GRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        reward_funcs=craft_reward,
+        args=args,
+        train_dataset=dataset,
+        rollout_func=recorded,
+    )
     trainer.train()
     assert trainer.state.global_step == 2 and len(outputs) == 2
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
-    logged = [entry["rewards/craft_reward/mean"] for entry in trainer.state.log_history if "rewards/craft_reward/mean" in entry]
+    logged = [
+        entry["rewards/craft_reward/mean"]
+        for entry in trainer.state.log_history
+        if "rewards/craft_reward/mean" in entry
+    ]
     for (result, games), mean in zip(outputs, logged):
         assert mean == pytest.approx(sum(result["craft_reward"]) / len(games))
         for k, game in enumerate(games):
@@ -156,8 +172,24 @@ def test_the_example_trains_a_lora_adapter_from_a_model_folder(exported, tmp_pat
     saved = tmp_path / "tiny"
     tiny_model(tokenizer).save_pretrained(saved)
     tokenizer.save_pretrained(saved)
-    example = load_example()
-    metrics = example.main(["--data", str(exported["root"] / "dpo"), "--model", str(saved), "--method", "dpo",
-                            "--lora", "--lora-rank", "4", "--max-steps", "2", "--cpu", "-o", str(tmp_path / "adapter")])
+    example = load_example("train_llm")
+    metrics = example.main(
+        [
+            "--data",
+            str(exported["root"] / "dpo"),
+            "--model",
+            str(saved),
+            "--method",
+            "dpo",
+            "--lora",
+            "--lora-rank",
+            "4",
+            "--max-steps",
+            "2",
+            "--cpu",
+            "-o",
+            str(tmp_path / "adapter"),
+        ]
+    )
     assert metrics["train_runtime"] > 0 and math.isfinite(metrics["train_loss"])
     assert (tmp_path / "adapter" / "adapter_config.json").is_file()

@@ -27,7 +27,9 @@ def tiny_tokenizer(texts: Iterable[str], vocab_size: int = 600) -> PreTrainedTok
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=[PAD, START, END], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        vocab_size=vocab_size,
+        special_tokens=[PAD, START, END],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     core.train_from_iterator(texts, trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, pad_token=PAD, eos_token=END)
@@ -39,9 +41,16 @@ def tiny_model(tokenizer: PreTrainedTokenizerFast, seed: int = 0) -> LlamaForCau
     """A 2-layer Llama (hidden 32) with random weights for ``tokenizer``'s vocabulary."""
     torch.manual_seed(seed)
     config = LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=8192,
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=None,
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=8192,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
         tie_word_embeddings=True,
     )
     return LlamaForCausalLM(config)

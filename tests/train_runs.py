@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from fake_providers import install  # tests/ is on sys.path (conftest)
+
 from craft_env.eval.run.runner import run_benchmark
 from craft_env.eval.run.settings import RunSettings
 from craft_env.models.llm import import_litellm
-from fake_providers import install  # tests/ is on sys.path (conftest)
 
 CANDIDATE = re.compile(r"^\d+\. (.+)$", re.MULTILINE)
 TURN = re.compile(r"Turn (\d+) of")
@@ -48,7 +49,9 @@ def install_mixed_builder() -> None:
     class Mixed(litellm.CustomLLM):
         def completion(self, model, messages, *args, **kwargs):
             content = mixed_reply(messages[-1]["content"])
-            return litellm.ModelResponse(model=model, choices=[{"message": {"role": "assistant", "content": content}}])
+            return litellm.ModelResponse(
+                model=model, choices=[{"message": {"role": "assistant", "content": content}}]
+            )
 
         async def acompletion(self, model, messages, *args, **kwargs):
             return self.completion(model, messages, *args, **kwargs)
@@ -58,8 +61,13 @@ def install_mixed_builder() -> None:
 
 def mixed_run(out: Path, **options) -> Path:
     install_mixed_builder()
-    settings = dict(director_model="scripted/team", builder_model="mixed/builder", log_prompts=True,
-                    structures="0,1", turns=8)
+    settings = dict(
+        director_model="scripted/team",
+        builder_model="mixed/builder",
+        log_prompts=True,
+        structures="0,1",
+        turns=8,
+    )
     run_benchmark(RunSettings(out=str(out), **{**settings, **options}))
     return out
 

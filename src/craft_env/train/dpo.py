@@ -59,13 +59,17 @@ def legal_moves(board: Structure, protocol: Protocol) -> list[Move]:
 
 def optimal_legal_moves(board: Structure, target: Structure, protocol: Protocol) -> list[Move]:
     """The oracle's optimal moves that ``protocol`` allows on ``board``."""
-    return [move for move in oracle.optimal_moves(board, target) if move_reason(board, move, protocol) is None]
+    return [
+        move for move in oracle.optimal_moves(board, target) if move_reason(board, move, protocol) is None
+    ]
 
 
 def lengthening_moves(board: Structure, target: Structure, protocol: Protocol) -> list[Move]:
     """The legal moves after which the fewest-moves plan is longer."""
     distance = oracle.distance(board, target)
-    return [move for move in legal_moves(board, protocol) if oracle.distance(board.apply(move), target) > distance]
+    return [
+        move for move in legal_moves(board, protocol) if oracle.distance(board.apply(move), target) > distance
+    ]
 
 
 def wrong_layer_moves(board: Structure, target: Structure, protocol: Protocol) -> list[Move]:
@@ -112,9 +116,18 @@ def builder_pair(
     if chosen == rejected:
         return None
     meta = record_meta(turn, outcome)
-    meta["pair"] = {"kind": "builder-engine", "engine_side": "rejected" if outcome["optimal"] else "chosen",
-                    "engine_move": str(move), "engine_move_is": kind}
-    return {"prompt": turn.messages, "chosen": _assistant(chosen), "rejected": _assistant(rejected), "meta": meta}
+    meta["pair"] = {
+        "kind": "builder-engine",
+        "engine_side": "rejected" if outcome["optimal"] else "chosen",
+        "engine_move": str(move),
+        "engine_move_is": kind,
+    }
+    return {
+        "prompt": turn.messages,
+        "chosen": _assistant(chosen),
+        "rejected": _assistant(rejected),
+        "meta": meta,
+    }
 
 
 def director_pairs(
@@ -141,9 +154,25 @@ def director_pairs(
                     continue
                 seen.add((chosen, rejected))
                 meta = record_meta(good, good_outcome)
-                meta["pair"] = {"kind": "director-logged", "rejected_from": {
-                    "source": bad.source, "run": bad.run, "game": bad.structure_id, "turn": bad.turn,
-                    "model": bad.model}}
-                pairs.append((good, {"prompt": good.messages, "chosen": _assistant(chosen),
-                                     "rejected": _assistant(rejected), "meta": meta}))
+                meta["pair"] = {
+                    "kind": "director-logged",
+                    "rejected_from": {
+                        "source": bad.source,
+                        "run": bad.run,
+                        "game": bad.structure_id,
+                        "turn": bad.turn,
+                        "model": bad.model,
+                    },
+                }
+                pairs.append(
+                    (
+                        good,
+                        {
+                            "prompt": good.messages,
+                            "chosen": _assistant(chosen),
+                            "rejected": _assistant(rejected),
+                            "meta": meta,
+                        },
+                    )
+                )
     return pairs

@@ -150,8 +150,15 @@ def export_training_data(
 def cmd_training_export(args: argparse.Namespace) -> int:
     """``craft-env export --format sft|dpo`` (options: ``options.add_training_export_options``)."""
     manifest = export_training_data(
-        args.dirs, args.format, args.output, seat=args.seat, keep=args.keep, split_by=args.split_by,
-        valid=args.valid, seed=args.seed, with_think=args.with_think,
+        args.dirs,
+        args.format,
+        args.output,
+        seat=args.seat,
+        keep=args.keep,
+        split_by=args.split_by,
+        valid=args.valid,
+        seed=args.seed,
+        with_think=args.with_think,
     )
     counts = manifest["records"]
     split = f", {counts['valid']} in {VALID_NAME}" if "valid" in counts else ""

@@ -77,23 +77,40 @@ class CraftEnvironment(Environment):
         self._state = State(episode_id=None, step_count=0)
 
     def reset(
-        self, seed: int | None = None, episode_id: str | None = None, structure: int | None = None, run: int = 1,
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        structure: int | None = None,
+        run: int = 1,
         **kwargs: Any,
     ) -> CraftObservation:
         messages, info = self.env.reset(seed=seed or 0, structure=structure, run=run)
-        self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0, seed=seed or 0,
-                            structure_id=info["structure_id"])
-        return CraftObservation(messages=messages or [], structure_id=info["structure_id"], done=messages is None,
-                                reward=None)
+        self._state = State(
+            episode_id=episode_id or str(uuid.uuid4()),
+            step_count=0,
+            seed=seed or 0,
+            structure_id=info["structure_id"],
+        )
+        return CraftObservation(
+            messages=messages or [], structure_id=info["structure_id"], done=messages is None, reward=None
+        )
 
     def step(self, action: CraftAction, timeout_s: float | None = None, **kwargs: Any) -> CraftObservation:
         messages, reward, terminated, truncated, info = self.env.step(action.reply)
         self._state.step_count += 1
         return CraftObservation(
-            messages=messages or [], structure_id=info["structure_id"], turn=info.get("turn", 0),
-            legal=info.get("legal"), reason=info.get("reason"), optimal=info.get("optimal"),
-            distance=info.get("distance"), progress=info.get("progress"), truncated=truncated,
-            error=info.get("error"), done=terminated or truncated, reward=reward,
+            messages=messages or [],
+            structure_id=info["structure_id"],
+            turn=info.get("turn", 0),
+            legal=info.get("legal"),
+            reason=info.get("reason"),
+            optimal=info.get("optimal"),
+            distance=info.get("distance"),
+            progress=info.get("progress"),
+            truncated=truncated,
+            error=info.get("error"),
+            done=terminated or truncated,
+            reward=reward,
         )
 
     @property
@@ -107,7 +124,10 @@ class CraftEnvironment(Environment):
 def create_craft_app(max_concurrent_envs: int = 8, **options: Any) -> FastAPI:
     """The OpenEnv server app; each session gets ``CraftEnvironment(**options)`` (``text_env`` keywords)."""
     return create_app(
-        lambda: CraftEnvironment(**options), CraftAction, CraftObservation, env_name=ENV_NAME,
+        lambda: CraftEnvironment(**options),
+        CraftAction,
+        CraftObservation,
+        env_name=ENV_NAME,
         max_concurrent_envs=max_concurrent_envs,
     )
 
@@ -121,8 +141,12 @@ class CraftEnvClient(EnvClient[CraftAction, CraftObservation, State]):
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[CraftObservation]:
         fields = dict(payload.get("observation") or {})
         fields.pop("metadata", None)
-        observation = CraftObservation(**fields, done=payload.get("done", False), reward=payload.get("reward"))
-        return StepResult(observation=observation, reward=payload.get("reward"), done=payload.get("done", False))
+        observation = CraftObservation(
+            **fields, done=payload.get("done", False), reward=payload.get("reward")
+        )
+        return StepResult(
+            observation=observation, reward=payload.get("reward"), done=payload.get("done", False)
+        )
 
     def _parse_state(self, payload: dict[str, Any]) -> State:
         return State(**payload)
@@ -130,18 +154,28 @@ class CraftEnvClient(EnvClient[CraftAction, CraftObservation, State]):
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve the text environment: ``python -m craft_env.train.openenv --help``."""
-    parser = argparse.ArgumentParser(prog="python -m craft_env.train.openenv", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m craft_env.train.openenv", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument("--seat", default=BUILDER, help="the seat the client plays (default builder)")
-    parser.add_argument("--others", default="scripted", help="the other seats: scripted, random or a litellm model")
+    parser.add_argument(
+        "--others", default="scripted", help="the other seats: scripted, random or a litellm model"
+    )
     parser.add_argument("--oracle-n", type=int, default=5, help="candidates shown to the builder; 0 = none")
     parser.add_argument("--protocol", default="craft", help="craft (default) or paper")
     parser.add_argument("--max-turns", type=int, default=20, help="turns in a game (default 20)")
     parser.add_argument("--max-sessions", type=int, default=8, help="concurrent games (default 8)")
     args = parser.parse_args(argv)
-    app = create_craft_app(args.max_sessions, seat=args.seat, others=args.others, oracle_n=args.oracle_n,
-                           protocol=args.protocol, max_turns=args.max_turns)
+    app = create_craft_app(
+        args.max_sessions,
+        seat=args.seat,
+        others=args.others,
+        oracle_n=args.oracle_n,
+        protocol=args.protocol,
+        max_turns=args.max_turns,
+    )
     uvicorn.run(app, host=args.host, port=args.port)
 
 

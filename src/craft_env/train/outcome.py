@@ -42,7 +42,7 @@ def turn_change(record: dict[str, Any], target: Structure) -> dict[str, float]:
 
 
 def turn_outcome(turn: SeatTurn) -> dict[str, Any]:
-    """The turn's verdict: ``legal``, ``executed``, ``optimal``, ``reason``, progress and distance around it."""
+    """The turn's verdict: ``legal``, ``executed``, ``optimal``, ``reason``, progress and distance."""
     record = turn.record
     return {
         "legal": bool(record["legal"]),
@@ -67,7 +67,7 @@ def kept(turn: SeatTurn, outcome: dict[str, Any], keep: str) -> bool:
 
 
 def record_meta(turn: SeatTurn, outcome: dict[str, Any]) -> dict[str, Any]:
-    """The ``meta`` field of an exported record (trainers ignore it): where the turn comes from and its outcome."""
+    """The ``meta`` field of an exported record (trainers ignore it): the turn's origin and outcome."""
     return {
         "source": turn.source,
         "run": turn.run,

@@ -29,8 +29,13 @@ class TurnRecorder:
         self, event: str, index: int, structure_id: str | None, attempt: int, turn_number: int, **fields: Any
     ) -> None:
         self.events.append(
-            {"event": event, "structure_index": index, "structure_id": structure_id, "turn_number": turn_number,
-             **fields}
+            {
+                "event": event,
+                "structure_index": index,
+                "structure_id": structure_id,
+                "turn_number": turn_number,
+                **fields,
+            }
         )
 
     def take_turns(self) -> list[dict[str, Any]]:

@@ -83,7 +83,9 @@ class SeatTurn:
     @property
     def board_before(self) -> Structure:
         """The board before the turn's move."""
-        return Structure.from_dict(self.record["structure_before"], n=self.target.n, height=self.target.height)
+        return Structure.from_dict(
+            self.record["structure_before"], n=self.target.n, height=self.target.height
+        )
 
     @property
     def followed(self) -> tuple[str, ...]:
@@ -153,13 +155,21 @@ def logged_replies(turns: list[dict[str, Any]]) -> dict[tuple[str, int], list[st
         number = int(record["turn_number"])
         for entry in sorted(record.get("director_responses") or (), key=lambda e: e.get("order", 0)):
             raw = entry.get("raw")
-            text = raw if isinstance(raw, str) else director_reply(entry.get("message") or "", entry.get("think"))
+            text = (
+                raw
+                if isinstance(raw, str)
+                else director_reply(entry.get("message") or "", entry.get("think"))
+            )
             replies[(entry["director"], number)].append(text)
         builder = record.get("builder") or {}
         raw = builder.get("raw")
         if not isinstance(raw, str):
-            raw = builder_reply(record.get("move"), builder.get("followed") or (), builder.get("think"),
-                                record.get("question"))
+            raw = builder_reply(
+                record.get("move"),
+                builder.get("followed") or (),
+                builder.get("think"),
+                record.get("question"),
+            )
         replies[(BUILDER, number)].append(raw)
     return replies
 
@@ -201,8 +211,12 @@ def _check_turns(run: LoggedRun, game: GameLog, replayed: list[dict[str, Any]]) 
 def _logged_chat(run: LoggedRun, model: str, call: Call, where: str) -> list[dict[str, Any]]:
     """The chat recorded (``--log-prompts``) for the call that got this reply."""
     found = run.chats_by_reply.get((model, call.reply), [])
-    if len({repr(messages) for messages in found}) > 1:  # a reply given to several prompts: the same observation
-        found = [messages for messages in found if messages[-1].get("content") == call.messages[-1]["content"]]
+    if (
+        len({repr(messages) for messages in found}) > 1
+    ):  # a reply given to several prompts: the same observation
+        found = [
+            messages for messages in found if messages[-1].get("content") == call.messages[-1]["content"]
+        ]
     distinct = {repr(messages) for messages in found}
     if len(distinct) != 1:
         problem = "no recorded call" if not distinct else f"{len(distinct)} different recorded calls"
@@ -229,7 +243,7 @@ def _prompt(run: LoggedRun, seat: str, call: Call, where: str) -> tuple[list[dic
 
 
 def replay_game(run: LoggedRun, game: GameLog, spec: GameSpec) -> list[SeatTurn]:
-    """Every seat turn of one finished game, replayed (``ValueError`` when the replay departs from the log)."""
+    """Every seat turn of one finished game, replayed (``ValueError`` when it departs from the log)."""
     client = ScriptedClient("replay", logged_replies(game.turns))
     recorder = TurnRecorder()
     asyncio.run(play_game(spec, run.settings, _ReplayTeam(client), recorder, attempt=1))
@@ -244,9 +258,21 @@ def replay_game(run: LoggedRun, game: GameLog, spec: GameSpec) -> list[SeatTurn]
         where = _where(run, game, call.turn)
         messages, source = _prompt(run, call.seat, call, where)
         seat_turns.append(
-            SeatTurn(run.name, game.run, game.structure_index, str(game.structure_id), call.turn, call.seat,
-                     run.model_of(call.seat), messages, call.reply, records[call.turn], spec.structure,
-                     protocol, source)
+            SeatTurn(
+                run.name,
+                game.run,
+                game.structure_index,
+                str(game.structure_id),
+                call.turn,
+                call.seat,
+                run.model_of(call.seat),
+                messages,
+                call.reply,
+                records[call.turn],
+                spec.structure,
+                protocol,
+                source,
+            )
         )
     return seat_turns
 

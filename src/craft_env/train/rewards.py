@@ -36,7 +36,10 @@ def check_reward(name: str) -> str:
 
 
 def turn_reward(
-    record: dict[str, Any], target: Structure, name: str = "progress_delta", protocol: str = "craft",
+    record: dict[str, Any],
+    target: Structure,
+    name: str = "progress_delta",
+    protocol: str = "craft",
     failed_turn_penalty: float = 0.0,
 ) -> float:
     """The reward ``name`` for one turn record (see the module docstring)."""

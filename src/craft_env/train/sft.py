@@ -15,7 +15,7 @@ from craft_env.train.replay import SeatTurn, public_reply
 
 
 def reply_text(turn: SeatTurn, with_think: bool) -> str:
-    """The seat's reply as exported: whole, or without ``<think>`` (which the agents never read as the answer)."""
+    """The seat's reply as exported: whole, or without ``<think>`` (which the agents never read)."""
     return turn.reply if with_think else public_reply(turn.reply)
 
 

@@ -54,21 +54,39 @@ from craft_env.train.rewards import check_reward, turn_reward
 
 #: ``text_env`` keywords that are the run's settings under another name, and the ones passed as they are.
 RENAMED = {"max_turns": "turns"}
-RUN_OPTIONS = ("start", "director_order", "seats", "api_base", "temperature", "max_tokens", "timeout",
-               "num_retries")
+RUN_OPTIONS = (
+    "start",
+    "director_order",
+    "seats",
+    "api_base",
+    "temperature",
+    "max_tokens",
+    "timeout",
+    "num_retries",
+)
 
 Messages = list[dict[str, Any]]
 
 
-def text_settings(others: str, protocol: str, oracle_n: int, dataset: str, options: dict[str, Any]) -> RunSettings:
+def text_settings(
+    others: str, protocol: str, oracle_n: int, dataset: str, options: dict[str, Any]
+) -> RunSettings:
     """The ``RunSettings`` of the text environment's games (``ValueError`` naming a bad keyword)."""
     unknown = sorted(set(options) - set(RENAMED) - set(RUN_OPTIONS))
     if unknown:
         allowed = ", ".join([*RENAMED, *RUN_OPTIONS])
         raise ValueError(f"{unknown[0]}: not an option of text_env (expected one of {allowed})")
     fields = {RENAMED.get(name, name): value for name, value in options.items()}
-    return RunSettings(out="", director_model=others, builder_model=others, dataset=dataset, protocol=protocol,
-                       oracle_n=oracle_n, runs=1, **fields)
+    return RunSettings(
+        out="",
+        director_model=others,
+        builder_model=others,
+        dataset=dataset,
+        protocol=protocol,
+        oracle_n=oracle_n,
+        runs=1,
+        **fields,
+    )
 
 
 class _Slot:
@@ -114,8 +132,10 @@ class BatchedTextEnv:
         self.failed_turn_penalty = float(failed_turn_penalty)
         self._specs = {spec.index: spec for spec in game_specs(self.settings, 1)}
         if structure is not None and structure not in self._specs:
-            raise ValueError(f"structure: expected an index into the dataset (0..{len(self._specs) - 1}), "
-                             f"got {structure!r}")
+            raise ValueError(
+                f"structure: expected an index into the dataset (0..{len(self._specs) - 1}), "
+                f"got {structure!r}"
+            )
         self.structure = structure
         self.num_envs = num_envs
         self._loop = asyncio.new_event_loop()
@@ -130,8 +150,9 @@ class BatchedTextEnv:
         index = structure if structure is not None else self.structure
         index = seed % len(self._specs) if index is None else index
         if index not in self._specs:
-            raise ValueError(f"structure: expected an index into the dataset (0..{len(self._specs) - 1}), "
-                             f"got {index!r}")
+            raise ValueError(
+                f"structure: expected an index into the dataset (0..{len(self._specs) - 1}), got {index!r}"
+            )
         return dataclasses.replace(self._specs[index], seed=seed, run=run)
 
     def _agent(self, client: SeatClient) -> Any:
@@ -143,7 +164,9 @@ class BatchedTextEnv:
         slot.client = SeatClient(slot.signal)
         slot.spec, slot.done = spec, False
         slot.ready = self._loop.create_future()
-        factory = AgentFactory(self.settings, None, self._redactor, seated={self.seat: self._agent(slot.client)})
+        factory = AgentFactory(
+            self.settings, None, self._redactor, seated={self.seat: self._agent(slot.client)}
+        )
         slot.task = self._loop.create_task(play_game(spec, self.settings, factory, slot.recorder, 1))
         slot.task.add_done_callback(lambda _: slot.signal())
 
@@ -164,8 +187,12 @@ class BatchedTextEnv:
 
     def _game_info(self, slot: _Slot) -> dict[str, Any]:
         spec = slot.spec
-        return {"structure_id": spec.structure_id, "structure_index": spec.index, "run": spec.run,
-                "seed": spec.seed}
+        return {
+            "structure_id": spec.structure_id,
+            "structure_index": spec.index,
+            "run": spec.run,
+            "seed": spec.seed,
+        }
 
     # ------------------------------------------------------------------- API
 
@@ -192,7 +219,7 @@ class BatchedTextEnv:
     def step(
         self, replies: list[str | None]
     ) -> tuple[list[Messages | None], list[float], list[bool], list[bool], list[dict[str, Any]]]:
-        """Answer every waiting game with its reply (ended games take ``None``); play on until each waits again."""
+        """Answer every waiting game (ended games take ``None``); play on until each waits again."""
         if len(replies) != self.num_envs:
             raise ValueError(f"replies: expected {self.num_envs} (one per game), got {len(replies)}")
         active = [slot for slot in self._slots if not slot.done]
@@ -200,20 +227,26 @@ class BatchedTextEnv:
             if slot.done:
                 continue
             if not isinstance(reply, str):
-                raise ValueError(f"replies: expected text for every game still playing, got {type(reply).__name__}")
+                raise ValueError(
+                    f"replies: expected text for every game still playing, got {type(reply).__name__}"
+                )
             slot.ready = self._loop.create_future()
             slot.client.answer(reply)
         self._settle(active)
         results = [self._result(slot, slot in active) for slot in self._slots]
         return tuple(list(column) for column in zip(*results))  # type: ignore[return-value]
 
-    def _result(self, slot: _Slot, stepped: bool) -> tuple[Messages | None, float, bool, bool, dict[str, Any]]:
+    def _result(
+        self, slot: _Slot, stepped: bool
+    ) -> tuple[Messages | None, float, bool, bool, dict[str, Any]]:
         info = self._game_info(slot)
         if not stepped:
             return None, 0.0, False, False, info
         turns = slot.recorder.take_turns()
         reward = sum(
-            turn_reward(record, slot.spec.structure, self.reward, self.settings.protocol, self.failed_turn_penalty)
+            turn_reward(
+                record, slot.spec.structure, self.reward, self.settings.protocol, self.failed_turn_penalty
+            )
             for record in turns
         )
         info.update(self._verdict(turns))
@@ -236,10 +269,15 @@ class BatchedTextEnv:
             builder = last.get("builder") or {}
             verdict.update(sent=builder.get("sent"), reply_reason=builder.get("reason"))
             return verdict
-        spoken = [entry for entry in turns[0].get("director_responses") or () if entry.get("director") == self.seat]
+        spoken = [
+            entry for entry in turns[0].get("director_responses") or () if entry.get("director") == self.seat
+        ]
         if spoken:
-            verdict.update(sent=spoken[-1].get("message"), reply_reason=spoken[-1].get("reason"),
-                           intent=spoken[-1].get("intent"))
+            verdict.update(
+                sent=spoken[-1].get("message"),
+                reply_reason=spoken[-1].get("reason"),
+                intent=spoken[-1].get("intent"),
+            )
         return verdict
 
     def _finish(self, slot: _Slot, info: dict[str, Any]) -> tuple[bool, bool]:
@@ -282,7 +320,9 @@ class TextEnv:
     def settings(self) -> RunSettings:
         return self.batch.settings
 
-    def reset(self, seed: int = 0, structure: int | None = None, run: int = 1) -> tuple[Messages | None, dict]:
+    def reset(
+        self, seed: int = 0, structure: int | None = None, run: int = 1
+    ) -> tuple[Messages | None, dict]:
         observations, infos = self.batch.reset([seed], [structure], run)
         return observations[0], infos[0]
 

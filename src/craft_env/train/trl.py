@@ -102,7 +102,9 @@ class CraftRollout:
         for prompt in prompts:
             key = messages_key(prompt)
             if key not in self._games:
-                raise ValueError("prompts: a prompt that CraftRollout.dataset did not make; its game is unknown")
+                raise ValueError(
+                    "prompts: a prompt that CraftRollout.dataset did not make; its game is unknown"
+                )
             games.append(self._games[key])
         tokenizer = trainer.processing_class
         model = trainer.accelerator.unwrap_model(trainer.model)
@@ -167,11 +169,18 @@ class CraftRollout:
         rendered = self._render(tokenizer, conversation)
         head = game.rendered + reply
         if not rendered.startswith(head):
-            raise ValueError("the chat template does not render a conversation as a prefix of its continuation")
-        suffix = rendered[len(head):]
+            raise ValueError(
+                "the chat template does not render a conversation as a prefix of its continuation"
+            )
+        suffix = rendered[len(head) :]
         eos = tokenizer.eos_token
-        if game.completion_ids and game.completion_ids[-1] == tokenizer.eos_token_id and eos and suffix.startswith(eos):
-            suffix = suffix[len(eos):]  # the model wrote the end of its turn itself
+        if (
+            game.completion_ids
+            and game.completion_ids[-1] == tokenizer.eos_token_id
+            and eos
+            and suffix.startswith(eos)
+        ):
+            suffix = suffix[len(eos) :]  # the model wrote the end of its turn itself
         env_ids = tokenizer(suffix, add_special_tokens=False)["input_ids"]
         if len(game.completion_ids) + len(env_ids) >= limit:
             game.done = True  # no room for the next message and a reply: the game stops here
@@ -183,7 +192,7 @@ class CraftRollout:
 
     @torch.no_grad()
     def _replies(self, trainer: Any, model: Any, tokenizer: Any, games: list[_Game], limit: int) -> list[str]:
-        """Sample one reply per game (batched, left-padded) and add its tokens (mask 1) and log-probabilities."""
+        """Sample one reply per game (batched, left-padded); add its tokens (mask 1) and log-probabilities."""
         room = min(limit - len(game.completion_ids) for game in games)
         budget = max(1, min(self.max_reply_tokens, room))
         sequences = [game.prompt_ids + game.completion_ids for game in games]
@@ -194,9 +203,16 @@ class CraftRollout:
         attention = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=device)
         args = trainer.args
         output = model.generate(
-            input_ids=input_ids, attention_mask=attention, max_new_tokens=budget, do_sample=True,
-            temperature=args.temperature, top_p=args.top_p, top_k=args.top_k or None,
-            pad_token_id=pad, eos_token_id=tokenizer.eos_token_id, return_dict_in_generate=True,
+            input_ids=input_ids,
+            attention_mask=attention,
+            max_new_tokens=budget,
+            do_sample=True,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            top_k=args.top_k or None,
+            pad_token_id=pad,
+            eos_token_id=tokenizer.eos_token_id,
+            return_dict_in_generate=True,
             output_logits=True,
         )
         new = output.sequences[:, width:]
