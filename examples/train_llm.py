@@ -3,16 +3,17 @@
 Export first (docs/train.md), then train on the folder it wrote::
 
     craft-env export runs/my-run --format sft --keep oracle-correct --split-by structure -o data/sft
-    python examples/train_llm.py --data data/sft --model path/to/model --method sft --lora -o adapters/sft
+    python examples/train_llm.py --data data/sft --model path/to/model --method sft --lora --merge -o sft
 
     craft-env export runs/my-run --format dpo --split-by structure -o data/dpo
-    python examples/train_llm.py --data data/dpo --model sft-model --method dpo --lora -o adapters/dpo
+    python examples/train_llm.py --data data/dpo --model sft --method dpo --lora -o adapters/dpo
 
 ``--model`` is a local folder (or a Hugging Face name, downloaded by
 transformers unless HF_HUB_OFFLINE=1) holding a causal LM and a tokenizer
 with a chat template. ``data/train.jsonl`` trains; ``data/valid.jsonl``,
-when there, is evaluated at the end. The adapter (with ``--lora``) or the
-model is saved to ``--output``. Needs the training extra::
+when there, is evaluated at the end. The adapter (with ``--lora``), the
+model with the adapter merged in (``--lora --merge``) or the model is saved
+to ``--output``. Needs the training extra::
 
     pip install "torch==2.13.0" -e ".[train]"
 """
@@ -40,6 +41,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--lora", action="store_true", help="train a LoRA adapter (PEFT) instead of every weight"
     )
     parser.add_argument("--lora-rank", type=int, default=16, help="LoRA rank (default 16)")
+    parser.add_argument(
+        "--merge", action="store_true", help="with --lora: save the model with the adapter merged in"
+    )
     parser.add_argument(
         "--max-steps", type=int, default=-1, help="stop after this many steps (default: epochs)"
     )
@@ -112,7 +116,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
     metrics = dict(result.metrics)
     if valid:
         metrics.update(trainer.evaluate())
-    trainer.save_model(args.output)
+    if args.lora and args.merge:
+        trainer.model.merge_and_unload().save_pretrained(args.output)
+        trainer.processing_class.save_pretrained(args.output)
+    else:
+        trainer.save_model(args.output)
     print(json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in metrics.items()}, indent=2))
     return metrics
 

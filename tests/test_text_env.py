@@ -48,6 +48,23 @@ def test_an_episode_reproduces_a_logged_game_given_the_same_replies(tmp_path):
         env.close()
 
 
+def test_model_seats_through_litellm_play_as_the_built_in_agents_do():
+    """``others`` may be any litellm model; ``scripted/team`` answers offline as the scripted team would."""
+    played = {}
+    for others in ("scripted", "scripted/team"):
+        with craft_env.text_env(others=others, max_turns=5) as env:
+            messages, _ = env.reset(seed=4)
+            trace, step = [messages], 0
+            while messages is not None:
+                reply = first_candidate(messages) if step % 2 == 0 else "no idea"
+                messages, reward, _, _, info = env.step(reply)
+                said = [entry["message"] for entry in info["turns"][0]["director_responses"]]
+                trace.append((messages, reward, said))
+                step += 1
+            played[others] = trace
+    assert len(played["scripted"]) == 6 and played["scripted"] == played["scripted/team"]
+
+
 def test_a_builder_that_copies_a_candidate_finishes_and_the_rewards_add_up():
     target = load_dataset("paper")[4]
     for reward in ("progress_delta", "distance", "sparse"):

@@ -167,29 +167,19 @@ def _check_masks(tokenizer, game, mask, completion):
         assert text.endswith(f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
 
 
-def test_the_example_trains_a_lora_adapter_from_a_model_folder(exported, tmp_path):
+def test_the_example_runs_the_documented_steps_sft_merged_then_a_dpo_adapter(exported, tmp_path):
     tokenizer = exported["tokenizer"]
     saved = tmp_path / "tiny"
     tiny_model(tokenizer).save_pretrained(saved)
     tokenizer.save_pretrained(saved)
     example = load_example("train_llm")
-    metrics = example.main(
-        [
-            "--data",
-            str(exported["root"] / "dpo"),
-            "--model",
-            str(saved),
-            "--method",
-            "dpo",
-            "--lora",
-            "--lora-rank",
-            "4",
-            "--max-steps",
-            "2",
-            "--cpu",
-            "-o",
-            str(tmp_path / "adapter"),
-        ]
-    )
-    assert metrics["train_runtime"] > 0 and math.isfinite(metrics["train_loss"])
+    common = ["--lora", "--lora-rank", "4", "--max-steps", "1", "--cpu"]
+    sft = example.main(["--data", str(exported["root"] / "sft"), "--model", str(saved), "--method", "sft",
+                        *common, "--merge", "-o", str(tmp_path / "sft-model")])
+    assert math.isfinite(sft["train_loss"])
+    assert (tmp_path / "sft-model" / "config.json").is_file()  # a whole model, the adapter merged in
+    assert not (tmp_path / "sft-model" / "adapter_config.json").exists()
+    dpo = example.main(["--data", str(exported["root"] / "dpo"), "--model", str(tmp_path / "sft-model"),
+                        "--method", "dpo", *common, "-o", str(tmp_path / "adapter")])
+    assert math.isfinite(dpo["train_loss"])
     assert (tmp_path / "adapter" / "adapter_config.json").is_file()

@@ -182,6 +182,11 @@ class BatchedTextEnv:
         if waiting:
             self._loop.run_until_complete(asyncio.wait(waiting))
 
+    @property
+    def done(self) -> list[bool]:
+        """Which games have ended (they take ``None`` as their reply until the next ``reset``)."""
+        return [slot.done for slot in self._slots]
+
     def _messages(self, slot: _Slot) -> Messages | None:
         return None if slot.client is None or slot.client.pending is None else slot.client.pending.messages
 
@@ -224,14 +229,14 @@ class BatchedTextEnv:
             raise ValueError(f"replies: expected {self.num_envs} (one per game), got {len(replies)}")
         active = [slot for slot in self._slots if not slot.done]
         for slot, reply in zip(self._slots, replies):
-            if slot.done:
-                continue
-            if not isinstance(reply, str):
+            if not slot.done and not isinstance(reply, str):
                 raise ValueError(
                     f"replies: expected text for every game still playing, got {type(reply).__name__}"
                 )
-            slot.ready = self._loop.create_future()
-            slot.client.answer(reply)
+        for slot, reply in zip(self._slots, replies):
+            if not slot.done:
+                slot.ready = self._loop.create_future()
+                slot.client.answer(reply)
         self._settle(active)
         results = [self._result(slot, slot in active) for slot in self._slots]
         return tuple(list(column) for column in zip(*results))  # type: ignore[return-value]
@@ -328,7 +333,7 @@ class TextEnv:
 
     def step(self, reply: str) -> tuple[Messages | None, float, bool, bool, dict[str, Any]]:
         """Play ``reply``; ``ValueError`` once the game has ended (call ``reset``)."""
-        if self.batch._slots[0].done:
+        if self.batch.done[0]:
             raise ValueError("step: the game has ended; call reset() to start another")
         observations, rewards, terminated, truncated, infos = self.batch.step([reply])
         return observations[0], rewards[0], terminated[0], truncated[0], infos[0]

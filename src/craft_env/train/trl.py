@@ -197,7 +197,7 @@ class CraftRollout:
         budget = max(1, min(self.max_reply_tokens, room))
         sequences = [game.prompt_ids + game.completion_ids for game in games]
         width = max(len(sequence) for sequence in sequences)
-        pad = tokenizer.pad_token_id
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         device = trainer.accelerator.device
         input_ids = torch.tensor([[pad] * (width - len(s)) + s for s in sequences], device=device)
         attention = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in sequences], device=device)
