@@ -388,10 +388,19 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from craft_env.eval.logs.paperlogs import import_paper_logs
+    from craft_env.eval.logs.paperlogs import import_paper_files, nothing_imported
 
-    written = import_paper_logs(args.path, args.output)
-    print(f"Imported into {', '.join(str(p) for p in written)}; read with craft-env report.")
+    result = import_paper_files(args.path, args.output)
+    for failure in result.failures:
+        print(f"{PROG}: skipped {failure}", file=sys.stderr)
+    if not result.written:
+        raise UsageError(nothing_imported(args.path, result.failures))
+    print(f"Imported {result.games} game(s) into {', '.join(str(p) for p in result.written)}; "
+          "read with craft-env report.")
+    if result.failures:
+        print(f"{len({f.path for f in result.failures})} file(s) could not be imported, in whole or in part "
+              "(listed above).")
+        return 1
     return 0
 
 
