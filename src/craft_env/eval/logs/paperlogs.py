@@ -74,6 +74,7 @@ MAX_JSON_DEPTH = 32
 MAX_STRUCTURE_INDEX = 9_999
 MAX_RUN = 10_000
 MAX_TURNS = 10_000
+MAX_GAMES = 1_000
 MAX_ORACLE = 1_000
 #: How much of a directory's ``*.json`` file is looked at to tell a paper log (its first keys) from others.
 _SNIFF_BYTES = 4096
@@ -84,6 +85,8 @@ PAPER_METRICS = {
     "position_accuracy": "position_accuracy",
     "progress": "overall_progress",
 }
+#: A JSON escape of a UTF-16 surrogate: the only way a lone surrogate gets into text read from UTF-8.
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 _SAFE_STEM_RE = re.compile(r"[A-Za-z0-9._-]{1,100}")
 _DIR_RE = re.compile(r"^(oracle\d+|no_oracle)_(tools|no_tools)_run(\d+)$")
 _START_CATEGORY = {
@@ -276,20 +279,44 @@ def is_paper_log_path(path: str | os.PathLike) -> bool:
     return bool(paper_log_files(root))
 
 
-def _valid(value: Any, depth: int = 1) -> Any:
-    """``value`` with every string (keys too) made valid Unicode and non-finite numbers as ``json_safe``
-    writes them; ``PaperLogError`` past ``MAX_JSON_DEPTH``."""
-    if depth > MAX_JSON_DEPTH:
-        raise PaperLogError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    if isinstance(value, str):
-        return valid_unicode(value)
-    if isinstance(value, float):
-        return json_safe(value)
-    if isinstance(value, dict):
-        return {valid_unicode(str(k)): _valid(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_valid(v, depth + 1) for v in value]
-    return value
+def _finite_or_text(token: str) -> Any:
+    """A JSON number as ``json.loads`` reads it, except that a non-finite one (``1e999``, ``Infinity``,
+    ``NaN``) is written as ``json_safe`` writes it, so the number can be logged again."""
+    return json_safe(float(token))
+
+
+def _made_valid(data: Any, fix_text: bool) -> Any:
+    """``data`` checked for depth (``PaperLogError`` past ``MAX_JSON_DEPTH``) and, with ``fix_text``, its
+    strings (keys too) made valid Unicode, in place so that a file at the size limit is not held twice.
+
+    Containers are walked level by level; a list of plain numbers costs one ``map`` over it.
+    """
+    if isinstance(data, str):
+        return valid_unicode(data) if fix_text else data
+    level, depth = [data] if isinstance(data, (dict, list)) else [], 1
+    while level:
+        if depth > MAX_JSON_DEPTH:
+            raise PaperLogError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        below = []
+        for container in level:
+            if isinstance(container, dict):
+                if fix_text and any(valid_unicode(key) != key for key in container):
+                    items = [(valid_unicode(key), item) for key, item in container.items()]
+                    container.clear()
+                    container.update(items)
+                values: Any = container.values()
+                slots: Any = container.keys()
+            else:
+                values, slots = container, range(len(container))
+            kinds = set(map(type, values))
+            if dict in kinds or list in kinds:
+                below += [item for item in values if isinstance(item, (dict, list))]
+            if fix_text and str in kinds:
+                for key in list(slots):
+                    if isinstance(container[key], str):
+                        container[key] = valid_unicode(container[key])
+        level, depth = below, depth + 1
+    return data
 
 
 def load_paper_log(path: str | os.PathLike) -> dict[str, Any]:
@@ -309,7 +336,8 @@ def load_paper_log(path: str | os.PathLike) -> dict[str, Any]:
     except OSError as error:
         raise PaperLogError(f"cannot be read ({error.strerror or type(error).__name__})") from None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        data = json.loads(text, parse_constant=_finite_or_text, parse_float=_finite_or_text)
     except UnicodeDecodeError as error:
         raise PaperLogError(f"not UTF-8 (byte {error.start})") from None
     except RecursionError:
@@ -318,9 +346,11 @@ def load_paper_log(path: str | os.PathLike) -> dict[str, Any]:
         raise PaperLogError(f"not JSON ({error.msg} at line {error.lineno})") from None
     except ValueError as error:  # an integer of more digits than Python converts
         raise PaperLogError(f"not readable JSON ({error})") from None
-    data = _valid(data)
+    data = _made_valid(data, fix_text=_SURROGATE_ESCAPE_RE.search(text) is not None)
     if not isinstance(data, dict) or not isinstance(data.get("games"), list):
         raise PaperLogError("games: expected a JSON object with a 'games' list")
+    if len(data["games"]) > MAX_GAMES:
+        raise PaperLogError(f"games: expected at most {MAX_GAMES:,} games in one file, got {len(data['games']):,}")
     if data.get("experiment_info") is not None and not isinstance(data["experiment_info"], dict):
         raise PaperLogError("experiment_info: expected a JSON object")
     return data
