@@ -266,10 +266,12 @@ def _check_models(settings: Any) -> None:
 
 def _print_errors(summaries: list[dict[str, Any]], limit: int = 5) -> None:
     """The cause of each errored game, on the terminal (the first few; all are in summary.json)."""
+    from craft_env.text.clean import printable
+
     errors = [(s["run"], e) for s in summaries for e in s.get("errors", [])]
     for run, error in errors[:limit]:
         cause = error.get("error") or "unfinished"
-        print(f"  run {run} {error.get('structure_id')}: {cause}", file=sys.stderr)
+        print(printable(f"  run {run} {error.get('structure_id')}: {cause}"), file=sys.stderr)
     if len(errors) > limit:
         print(f"  ... and {len(errors) - limit} more (see summary.json)", file=sys.stderr)
 
@@ -377,22 +379,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_transcript(args: argparse.Namespace) -> int:
     from craft_env.eval.replay.transcript import game_transcript
+    from craft_env.text.clean import printable
 
     text = game_transcript(args.dir, args.game, args.turns)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"Wrote {args.output}")
     else:
-        print(text, end="")
+        print(printable(text), end="")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from craft_env.eval.logs.paperlogs import import_paper_files, nothing_imported
+    from craft_env.text.clean import printable
 
     result = import_paper_files(args.path, args.output)
     for failure in result.failures:
-        print(f"{PROG}: skipped {failure}", file=sys.stderr)
+        print(printable(f"{PROG}: skipped {failure}"), file=sys.stderr)
     if not result.written:
         raise UsageError(nothing_imported(args.path, result.failures))
     print(f"Imported {result.games} game(s) into {', '.join(str(p) for p in result.written)}; "
@@ -429,7 +433,11 @@ COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``craft-env`` console script."""
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from craft_env.text.clean import PrintableFormatter, printable
+
+    handler = logging.StreamHandler()  # log lines may quote model text: control characters escaped
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     verbose = args.verbose + getattr(args, "sub_verbose", 0)
     if verbose:
         logging.getLogger("craft_env").setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
@@ -438,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError) as error:
         from craft_env.models.redact import redact
 
-        print(f"{PROG}: error: {redact(str(error))}", file=sys.stderr)
+        print(f"{PROG}: error: {printable(redact(str(error)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; finish with --resume", file=sys.stderr)

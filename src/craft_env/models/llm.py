@@ -30,6 +30,7 @@ from typing import Any
 
 from craft_env.models.cache import ReplayCache, cache_key
 from craft_env.models.redact import Redactor
+from craft_env.text.clean import valid_unicode
 
 log = logging.getLogger(__name__)
 
@@ -129,11 +130,12 @@ def _usage(response: Any) -> tuple[int, int]:
 
 
 def _text(response: Any) -> str:
+    """The reply's text, made valid Unicode (``text.clean``): the one place model text enters the package."""
     try:
         content = response.choices[0].message.content
     except (AttributeError, IndexError, KeyError, TypeError):
         return ""
-    return content if isinstance(content, str) else ""
+    return valid_unicode(content) if isinstance(content, str) else ""
 
 
 def _attribute(value: Any, name: str) -> Any:
@@ -150,9 +152,9 @@ def _tool_calls(response: Any) -> tuple[dict[str, Any], ...]:
     for k, call in enumerate(calls):
         function = _attribute(call, "function") or {}
         out.append({
-            "id": str(_attribute(call, "id") or f"call_{k}"),
-            "name": str(_attribute(function, "name") or ""),
-            "arguments": str(_attribute(function, "arguments") or "{}"),
+            "id": valid_unicode(str(_attribute(call, "id") or f"call_{k}")),
+            "name": valid_unicode(str(_attribute(function, "name") or "")),
+            "arguments": valid_unicode(str(_attribute(function, "arguments") or "{}")),
         })
     return tuple(out)
 
@@ -292,7 +294,7 @@ class ModelClient:
                 )
             return None
         return Completion(
-            text=record["text"],
+            text=valid_unicode(record["text"]),  # a record of an older version may hold a lone surrogate
             prompt_tokens=int(record.get("prompt_tokens", 0)),
             completion_tokens=int(record.get("completion_tokens", 0)),
             cost=float(record.get("cost", 0.0)),

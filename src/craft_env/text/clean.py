@@ -8,17 +8,19 @@
 * ``printable(text)``: control characters written visibly (``\\x1b``,
   ``\\x07``, ``\\u202e``), so model text printed to a terminal cannot set the
   window title, clear the screen, move the cursor or reorder the line.
-  Applied by everything that prints model text to a terminal; files keep
-  the text as it is.
+  Applied by everything that prints model text to a terminal (the command
+  line's log handler through ``PrintableFormatter``); files keep the text
+  as it is.
 
 Both are one linear pass (a single-character class), whatever the text.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 
-__all__ = ["printable", "valid_unicode"]
+__all__ = ["PrintableFormatter", "printable", "valid_unicode"]
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 # C0 controls except tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), and the bidirectional
@@ -40,3 +42,10 @@ def _escaped(match: re.Match) -> str:
 def printable(text: str, keep_newlines: bool = True) -> str:
     """``text`` with control characters escaped for a terminal (newlines and tabs kept unless told)."""
     return (_CONTROL_RE if keep_newlines else _CONTROL_OR_NEWLINE_RE).sub(_escaped, text)
+
+
+class PrintableFormatter(logging.Formatter):
+    """A log formatter for a terminal: the formatted record (message and traceback) passed through ``printable``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))

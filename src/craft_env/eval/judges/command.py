@@ -11,6 +11,7 @@ from craft_env.eval.judges.scoring import load_judged, score_table
 from craft_env.eval.judges.tables import pm
 from craft_env.models.llm import missing_environment
 from craft_env.eval.results.terminal import rich_table, terminal_console
+from craft_env.text.clean import printable
 
 
 def add_judge_parser(commands: Any) -> None:
@@ -58,8 +59,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
     headers = ["Question", "Mean ± SEM (items)", "Mean ± SEM (grader runs)", "Scored"]
     title = f"Judge {settings.judge_model} on {out} ({args.scoring} scoring)"
     if console is None:
-        print(title)
-        print("\n".join(" | ".join(r) for r in [headers, *rows]))
+        print(printable(title))
+        print(printable("\n".join(" | ".join(r) for r in [headers, *rows])))
     else:
 
         console.print(rich_table(title, headers, rows))

@@ -28,6 +28,7 @@ from craft_env.models.jsonl import json_safe
 from craft_env.eval.results.table import progress_curve, remove_curves
 from craft_env.eval.results.taxonomy import CATEGORIES
 from craft_env.eval.results.terminal import rich_table, terminal_console
+from craft_env.text.clean import printable
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +234,7 @@ def print_tables(results: list[RunResult], console: Any = None) -> None:
     """The three tables in the terminal (rich; plain Markdown when rich is not installed)."""
     console = console or terminal_console()
     if console is None:
-        print(markdown(results))
+        print(printable(markdown(results)))
         return
     for title, headers, rows in _tables(results):
         console.print(rich_table(title, headers, rows))

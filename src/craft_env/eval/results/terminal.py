@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from craft_env.text.clean import printable
+
 
 def terminal_console() -> Any:
     """A rich console (``None`` without rich); off a terminal, wide enough that tables never wrap."""
@@ -19,12 +21,17 @@ def terminal_console() -> Any:
 
 
 def rich_table(title: str, headers: list[str], rows: list[list[str]]) -> Any:
-    """A rich table of text cells: the first column left-aligned, the numbers right-aligned."""
-    from rich.table import Table
+    """A rich table of text cells: the first column left-aligned, the numbers right-aligned.
 
-    table = Table(title=title, title_justify="left")
+    Cells may hold text from files or models (run labels, model names): control characters are escaped
+    (``text.clean.printable``) and rich markup in them is not read.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(printable(title)), title_justify="left")
     for index, header in enumerate(headers):
         table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
     for cells in rows:
-        table.add_row(*cells)
+        table.add_row(*(Text(printable(str(cell))) for cell in cells))
     return table
