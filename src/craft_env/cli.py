@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -279,7 +281,8 @@ def _print_errors(summaries: list[dict[str, Any]], limit: int = 5) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from craft_env.eval.report.report import print_tables, write_report
     from craft_env.eval.results.terminal import terminal_console
-    from craft_env.eval.run.runner import run_benchmark, seed_cache
+    from craft_env.eval.run.runner import interrupted_note, run_benchmark, seed_cache
+    from craft_env.models.jsonl import LogWriteError
 
     settings = _settings(args)
     if args.dry_run:
@@ -304,11 +307,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             summaries = run_benchmark(
                 settings, resume=args.resume, progress=not args.no_progress, console=console
             )
-    except KeyboardInterrupt:
-        from craft_env.eval.run.runner import interrupted_note
-
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main)
         print(f"{PROG}: {interrupted_note(settings.out)}", file=sys.stderr)
         return 130
+    except LogWriteError as error:  # a full disk: a fault like a killed process
+        print(f"{PROG}: {interrupted_note(settings.out, f'stopped: {error}')}", file=sys.stderr)
+        return 1
     elapsed = time.perf_counter() - started
     results, target = write_report([settings.out], plots=not args.no_plots)
     print_tables(results, console)
@@ -430,9 +434,18 @@ COMMANDS = {
 }
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM (schedulers, ``docker stop``) does what Ctrl-C does: the SIGINT handler in force runs."""
+    handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler):
+        raise KeyboardInterrupt
+    handler(signal.SIGINT, frame)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``craft-env`` console script."""
     args = _parser().parse_args(argv)
+    from craft_env.models.redact import redact
     from craft_env.text.clean import PrintableFormatter, printable
 
     handler = logging.StreamHandler()  # log lines may quote model text: control characters escaped
@@ -441,16 +454,22 @@ def main(argv: list[str] | None = None) -> int:
     verbose = args.verbose + getattr(args, "sub_verbose", 0)
     if verbose:
         logging.getLogger("craft_env").setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
         return COMMANDS[args.command](args)
     except (UsageError, ValueError) as error:
-        from craft_env.models.redact import redact
-
         print(f"{PROG}: error: {printable(redact(str(error)))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; finish with --resume", file=sys.stderr)
+    except KeyboardInterrupt:  # the commands that can be finished later say how themselves
+        print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except OSError as error:  # the system refused (a full disk, a permission): one line, not a traceback
+        print(f"{PROG}: error: {printable(redact(str(error)))}", file=sys.stderr)
+        return 1
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ from craft_env.core.moves import Move
 from craft_env.core.protocol import CRAFT, Protocol, is_completed
 from craft_env.core.views import DEFAULT_SEATS
 from craft_env.models.cache import ReplayCache
-from craft_env.models.jsonl import read_jsonl
+from craft_env.models.jsonl import LogWriteError, read_jsonl, write_atomic
 from craft_env.models.llm import Budget, ModelCallError, ModelClient
 from craft_env.eval.run.lock import RunLock
 from craft_env.eval.logs.games import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
@@ -376,6 +376,8 @@ async def play_game(
         fields = {"reason": str(stop), **_usage_fields(usage)}
         run_log.game_event("stopped", spec.index, spec.structure_id, attempt, u.turn, **fields)
         return GameResult(spec, "stopped", u.turn, usage=usage, error=str(stop))
+    except LogWriteError:  # the run cannot record (a full disk): it stops, like a killed process
+        raise
     except Exception as error:  # a bug must not take the other games down; it is logged and counted
         log.exception("game %s run %d crashed", spec.structure_id, spec.run)
         message = f"{type(error).__name__}: {error}"
@@ -406,10 +408,8 @@ async def play_game(
 
 
 def _write_json(path: Path, data: Any, redactor: Redactor) -> None:
-    """Write JSON atomically (a kill leaves the old file or the new one, never half)."""
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(redactor(data), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    """Write JSON atomically (``write_atomic``: the old file or the new one, never half, no temporary left)."""
+    write_atomic(path, json.dumps(redactor(data), indent=2, sort_keys=True) + "\n")
 
 
 def seed_cache(out: str | os.PathLike, source: str | os.PathLike) -> None:
@@ -530,8 +530,14 @@ async def _run_one(
             results.append(result)
             progress.update(task, results)
 
+    games_in_flight = [asyncio.ensure_future(one(spec)) for spec in todo]
     try:
-        await asyncio.gather(*(one(spec) for spec in todo))
+        await asyncio.gather(*games_in_flight)
+    except BaseException:  # a full disk or an interrupt: the other games stop too, then the run does
+        for game in games_in_flight:
+            game.cancel()
+        await asyncio.gather(*games_in_flight, return_exceptions=True)
+        raise
     finally:
         run_log.close()
     games = read_games(log_path)
@@ -633,15 +639,18 @@ def run_benchmark(
     )
 
 
-def interrupted_note(out: str | os.PathLike) -> str:
-    """One line for an interrupted run: what its logs hold and how to finish it."""
+def interrupted_note(out: str | os.PathLike, cause: str = "interrupted") -> str:
+    """One line for a run that stopped early (``cause``: an interrupt, a full disk): what its logs hold and
+    how to finish it; no resume command when the run directory holds no run (it stopped before starting)."""
     out = Path(out)
+    if not (out / CONFIG_NAME).is_file():
+        return f"{cause}; nothing was saved (no run was started in {os.fspath(out)})"
     turns = games = 0
     for path in sorted(out.glob("run_*/" + "log.jsonl")):
         for record in read_jsonl(path):
             turns += record.get("kind") == "turn"
             games += record.get("kind") == "game" and record.get("event") == "done"
     return (
-        f"interrupted; {turns} turn(s) and {games} finished game(s) are saved in {os.fspath(out)}; "
+        f"{cause}; {turns} turn(s) and {games} finished game(s) are saved in {os.fspath(out)}; "
         f"finish with: craft-env run --resume --out {os.fspath(out)}"
     )
