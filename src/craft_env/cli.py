@@ -295,18 +295,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError("--replay-from starts a new run; it cannot be combined with --resume")
         if (Path(settings.out) / "config.json").exists():
             raise UsageError(f"--out: {settings.out!r} already holds a run; replay into a new directory")
-        seed_cache(settings.out, args.replay_from)
-    else:
-        _check_models(settings)
     console = terminal_console()
     started = time.perf_counter()
     try:
-        with warnings.catch_warnings():
-            # An interrupt abandons calls in flight; their never-awaited coroutines are no news.
-            warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
-            summaries = run_benchmark(
-                settings, resume=args.resume, progress=not args.no_progress, console=console
-            )
+        if args.replay_from:
+            seed_cache(settings.out, args.replay_from)
+        else:
+            _check_models(settings)
+        summaries = run_benchmark(settings, resume=args.resume, progress=not args.no_progress, console=console)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main)
         print(f"{PROG}: {interrupted_note(settings.out)}", file=sys.stderr)
         return 130
@@ -457,7 +453,10 @@ def main(argv: list[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            # An interrupt abandons calls in flight; their never-awaited coroutines are no news.
+            warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+            return COMMANDS[args.command](args)
     except (UsageError, ValueError) as error:
         print(f"{PROG}: error: {printable(redact(str(error)))}", file=sys.stderr)
         return 2

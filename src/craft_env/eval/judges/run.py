@@ -27,7 +27,7 @@ from typing import Any
 from craft_env.models.cache import ReplayCache
 from craft_env.models.jsonl import AppendOnlyJsonl, read_jsonl
 from craft_env.eval.judges.engine import ENGINE, engine_answers
-from craft_env.eval.judges.items import JudgedItem, load_items
+from craft_env.eval.judges.items import JudgedItem, load_items, run_logs
 from craft_env.eval.judges.offline import registered
 from craft_env.eval.judges.parse import parse_judge_reply
 from craft_env.eval.judges.prompts import JUDGE_PROMPT_VERSION, judge_messages
@@ -250,6 +250,15 @@ async def judge_async(
     log.info("judged %s with %s: %s", os.fspath(out), settings.judge_model,
              [(c.grader_run, c.judged, c.skipped) for c in results])
     return out, results
+
+
+def interrupted_note(settings: JudgeSettings) -> str:
+    """One line for an interrupted judge: what its results hold and how to finish (the same command again)."""
+    out, _ = run_logs(settings.path)
+    folder = judge_folder(out, settings.judge_model)
+    judged = sum(len(done_keys(path)) for path in sorted(folder.glob("run_*.jsonl")))
+    return (f"interrupted; {judged} judged item(s) are saved in {os.fspath(folder)}; "
+            "finish by running the same command again")
 
 
 def judge(settings: JudgeSettings, progress: bool = False, console: Any = None,
