@@ -332,11 +332,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_generate(args: argparse.Namespace) -> int:
     from craft_env.datasets import generate_structures, save_structures
+    from craft_env.eval.logs.outputs import output_file
 
-    if args.n < 1:
-        raise UsageError(f"--n: expected a positive number of structures, got {args.n}")
+    if not 1 <= args.n <= 1_000_000:
+        raise UsageError(f"--n: expected a number of structures from 1 to 1,000,000, got {args.n}")
     if args.seed < 0:
         raise UsageError(f"--seed: expected a non-negative int, got {args.seed}")
+    output_file(args.output, "--output")
     structures = generate_structures(args.n, args.seed)
     save_structures(structures, args.output)
     print(f"Wrote {len(structures)} structures to {args.output}")
@@ -370,17 +372,21 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from craft_env.eval.logs.outputs import output_file
     from craft_env.eval.replay.page import write_replay
 
-    path, games = write_replay(args.dirs, args.output)
+    path, games = write_replay(args.dirs, output_file(args.output, "--output"))
     print(f"Wrote {games} game(s) to {path}")
     return 0
 
 
 def cmd_transcript(args: argparse.Namespace) -> int:
+    from craft_env.eval.logs.outputs import output_file
     from craft_env.eval.replay.transcript import game_transcript
     from craft_env.text.clean import printable
 
+    if args.output:
+        output_file(args.output, "--output")
     text = game_transcript(args.dir, args.game, args.turns)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -391,10 +397,11 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from craft_env.eval.logs.outputs import output_dir
     from craft_env.eval.logs.paperlogs import import_paper_files, nothing_imported
     from craft_env.text.clean import printable
 
-    result = import_paper_files(args.path, args.output)
+    result = import_paper_files(args.path, output_dir(args.output, "--output"))
     for failure in result.failures:
         print(printable(f"{PROG}: skipped {failure}"), file=sys.stderr)
     if not result.written:
@@ -409,9 +416,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from craft_env.eval.logs.outputs import output_dir
     from craft_env.eval.logs.paperlogs import export_paper_logs
 
-    written = export_paper_logs(args.dir, args.output)
+    written = export_paper_logs(args.dir, output_dir(args.output, "--output"))
     print(f"Wrote {len(written)} game file(s) in the paper's format under {args.output}")
     return 0
 

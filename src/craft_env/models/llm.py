@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import random
 import sys
@@ -35,6 +36,29 @@ from craft_env.text.clean import valid_unicode
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+#: The longest wait for one call, and the most retries of a failed call (docs/robustness.md).
+MAX_TIMEOUT = 86_400.0
+MAX_RETRIES = 100
+
+
+def check_number(name: str, value: object, low: float, high: float, unit: str = "") -> float:
+    """``value`` as a finite number in ``low..high``; ``ValueError`` naming ``name`` and the range (NaN and
+    infinity are refused: a call with them fails every time, or a limit with them never holds)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not (
+        low <= value <= high
+    ):
+        raise ValueError(f"{name}: expected a finite number{unit} from {low:g} to {high:g}, got {value!r}")
+    return value
+
+
+def check_call_limits(timeout: object, num_retries: object) -> None:
+    """The timeout (seconds, ``0 < t <= MAX_TIMEOUT``) and the retries (``0..MAX_RETRIES``) of model calls."""
+    if check_number("timeout", timeout, 0.0, MAX_TIMEOUT, " of seconds") == 0:
+        raise ValueError(f"timeout: expected a finite number of seconds above 0, got {timeout!r}")
+    if isinstance(num_retries, bool) or not isinstance(num_retries, int) or not 0 <= num_retries <= MAX_RETRIES:
+        raise ValueError(f"num_retries: expected an int from 0 to {MAX_RETRIES}, got {num_retries!r}")
 
 
 class ModelCallError(RuntimeError):
@@ -245,14 +269,7 @@ class ModelClient:
             raise ValueError(
                 f"model: expected a litellm model string like 'openai/gpt-4o-mini', got {self.model!r}"
             )
-        if (
-            isinstance(self.num_retries, bool)
-            or not isinstance(self.num_retries, int)
-            or self.num_retries < 0
-        ):
-            raise ValueError(f"num_retries: expected a non-negative int, got {self.num_retries!r}")
-        if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
-            raise ValueError(f"timeout: expected a positive number of seconds, got {self.timeout!r}")
+        check_call_limits(self.timeout, self.num_retries)
         self.redactor.add(self.api_key)
         self.redactor.add_url(self.api_base)
 

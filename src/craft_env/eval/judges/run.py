@@ -32,7 +32,7 @@ from craft_env.eval.judges.offline import registered
 from craft_env.eval.judges.parse import parse_judge_reply
 from craft_env.eval.judges.prompts import JUDGE_PROMPT_VERSION, judge_messages
 from craft_env.eval.judges.questions import FAMILIES, family_questions
-from craft_env.models.llm import ModelCallError, ModelClient
+from craft_env.models.llm import ModelCallError, ModelClient, check_call_limits
 from craft_env.eval.run.lock import RunLock
 from craft_env.eval.run.progress import ProgressBar
 from craft_env.models.redact import Redactor
@@ -78,8 +78,8 @@ class JudgeSettings:
 
     def __post_init__(self) -> None:
         model_folder(self.judge_model)
-        for name, value, minimum in (("runs", self.runs, 1), ("concurrency", self.concurrency, 1),
-                                     ("num_retries", self.num_retries, 0)):
+        check_call_limits(self.timeout, self.num_retries)
+        for name, value, minimum in (("runs", self.runs, 1), ("concurrency", self.concurrency, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise ValueError(f"{name}: expected an int >= {minimum}, got {value!r}")
         if self.turns is not None and (isinstance(self.turns, bool) or not isinstance(self.turns, int)

@@ -59,7 +59,7 @@ from craft_env.datasets import load_dataset, save_structures
 from craft_env.models.jsonl import json_safe
 from craft_env.text.clean import valid_unicode
 from craft_env.text.paper_grammar import move_from_paper
-from craft_env.eval.logs.games import CONFIG_NAME, LOG_NAME, GameLog, RunLog, read_games
+from craft_env.eval.logs.games import CONFIG_NAME, LOG_NAME, MAX_RUNS, GameLog, RunLog, read_games
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,6 @@ MAX_PAPER_LOG_BYTES = 16 * 2**20
 MAX_JSON_DEPTH = 32
 #: Ranges of the numbers a log gives that size or index something (inclusive).
 MAX_STRUCTURE_INDEX = 9_999
-MAX_RUN = 10_000
 MAX_TURNS = 10_000
 MAX_GAMES = 1_000
 MAX_ORACLE = 1_000
@@ -371,7 +370,7 @@ def _where(path: Path, info: dict[str, Any]) -> tuple[str, str, str, int | None]
     matched = _DIR_RE.match(path.parent.parent.name) if len(path.parts) >= 3 else None
     if matched:
         condition = f"{matched.group(1)}_{matched.group(2)}"
-        run = checked_int(int(matched.group(3)[:8]), "the run in the folder name", 1, MAX_RUN)
+        run = checked_int(int(matched.group(3)), "the run in the folder name", 1, MAX_RUNS)
         if not models and "_" in path.parent.name:
             director, builder = path.parent.name.split(",,", 1)[0].split("_", 1)
     return condition, director, builder, run
@@ -531,7 +530,7 @@ def replay_paper_game(path: Path, info: dict[str, Any], data: dict[str, Any]) ->
     complexity = data.get("complexity") if isinstance(data.get("complexity"), str) else None
     target = Structure(target.array, target.n, id=structure_id, complexity=complexity, _trusted=True)
     if run is None:
-        run = _optional_int(info, "run", "experiment_info.run", 1, MAX_RUN, 1)
+        run = _optional_int(info, "run", "experiment_info.run", 1, MAX_RUNS, 1)
     if data.get("turns") is not None and not isinstance(data["turns"], list):
         raise PaperLogError(f"turns: expected a list of turns, got {type(data['turns']).__name__}")
     if len(data.get("turns") or ()) > MAX_TURNS:

@@ -578,18 +578,24 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def game_specs(settings: RunSettings, run: int) -> list[GameSpec]:
+def game_specs(settings: RunSettings) -> dict[int, list[GameSpec]]:
+    """Every game of ``settings`` by run number, the dataset read once (a bad setting fails here, before
+    anything is written)."""
     structures = settings.load_structures()
-    return [
-        GameSpec(
-            run,
-            index,
-            structures[index],
-            structures[index].id or f"structure_{index + 1:03d}",
-            game_seed(settings.seed, run, index),
-        )
-        for index in settings.selected()
-    ]
+    selected = settings.selected()
+    return {
+        run: [
+            GameSpec(
+                run,
+                index,
+                structures[index],
+                structures[index].id or f"structure_{index + 1:03d}",
+                game_seed(settings.seed, run, index),
+            )
+            for index in selected
+        ]
+        for run in range(1, settings.runs + 1)
+    }
 
 
 async def run_benchmark_async(
@@ -606,7 +612,7 @@ async def run_benchmark_async(
     ``seated``: agents that take given seats (see ``AgentFactory``).
     """
     redactor = redactor or Redactor()
-    specs = {run: game_specs(settings, run) for run in range(1, settings.runs + 1)}  # fails before writing
+    specs = game_specs(settings)  # fails before writing
     lock = RunLock(settings.out)
     cache = None
     try:
