@@ -128,8 +128,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--max-cost", type=float, metavar="USD",
-        help="start no new model call once the run's litellm cost reaches USD "
-        "(games in flight error; resumable)",
+        help="send no model call whose estimated cost would take the run's spend above USD "
+        "(games then error; resumable; docs/robustness.md)",
+    )
+    run.add_argument(
+        "--price-per-token", metavar="PROMPT[,COMPLETION]",
+        help="US dollars per token of a model litellm cannot price, e.g. 1.5e-7,6e-7 (needed with --max-cost)",
     )
     run.add_argument(
         "--log-prompts", action="store_true", help="store the messages sent with each call in cache.jsonl"
@@ -218,6 +222,7 @@ def _settings(args: argparse.Namespace) -> Any:
         "timeout": args.timeout,
         "num_retries": args.num_retries,
         "max_cost": args.max_cost,
+        "price_per_token": args.price_per_token,
         "log_prompts": args.log_prompts,
     }
     if args.resume:
@@ -256,14 +261,18 @@ def _check_models(settings: Any) -> None:
     """Every model string names a provider litellm knows and has its key, before any game starts."""
     from craft_env.eval.run.settings import is_model
 
+    from craft_env.models.cost import price_check
+    from craft_env.models.llm import check_model, import_litellm
+
     models = {settings.director_model, settings.builder_model}
     for model in sorted(m for m in models if is_model(m)):
-        from craft_env.models.llm import check_model
-
         try:
             check_model(model, settings.api_base)
+            warning = price_check(import_litellm(), model, settings.max_cost, settings.token_price)
         except ValueError as error:
             raise UsageError(str(error)) from None
+        if warning:  # a model litellm cannot price: said at start, not discovered in the bill
+            print(f"{PROG}: warning: {warning}", file=sys.stderr)
 
 
 def _print_errors(summaries: list[dict[str, Any]], limit: int = 5) -> None:

@@ -43,7 +43,8 @@ from craft_env.core.protocol import CRAFT, Protocol, is_completed
 from craft_env.core.views import DEFAULT_SEATS
 from craft_env.models.cache import ReplayCache
 from craft_env.models.jsonl import LogWriteError, read_jsonl, write_atomic
-from craft_env.models.llm import Budget, ModelCallError, ModelClient
+from craft_env.models.cost import Budget
+from craft_env.models.llm import ModelCallError, ModelClient
 from craft_env.eval.run.lock import RunLock
 from craft_env.eval.logs.games import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
 from craft_env.eval.run import provider  # noqa: F401  (registers the scripted/ models with the model client)
@@ -113,6 +114,7 @@ class AgentFactory:
                     redactor=redactor,
                     budget=self.budget,
                     log_prompts=settings.log_prompts,
+                    price_per_token=settings.token_price,
                     **options,
                 )
 

@@ -35,6 +35,7 @@ from craft_env.datasets import EVAL_SETS, load_dataset
 from craft_env.envs.config import MAX_ORACLE_N, MAX_TURNS
 from craft_env.eval.logs.games import MAX_RUNS
 from craft_env.eval.logs.outputs import output_dir
+from craft_env.models.cost import TokenPrice
 from craft_env.models.llm import check_call_limits, check_number
 
 BUILT_IN = ("scripted", "random")
@@ -142,6 +143,7 @@ class RunSettings:
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
     max_cost: float | None = None
     log_prompts: bool = False
+    price_per_token: str | None = None
     seats: tuple[str, ...] = DEFAULT_SEATS
 
     def __post_init__(self) -> None:
@@ -175,6 +177,8 @@ class RunSettings:
             _positive_int("max_tokens", self.max_tokens)
         if self.max_cost is not None:
             check_number("max_cost", self.max_cost, 0.0, MAX_COST_USD, " of US dollars")
+        if self.price_per_token is not None:
+            TokenPrice.parse(self.price_per_token)
         if self.dataset is None:
             self.dataset = DEFAULT_DATASET
         if self.dataset not in EVAL_SETS:
@@ -188,6 +192,11 @@ class RunSettings:
         if not isinstance(self.builder_tools, bool):
             raise ValueError(f"builder_tools: expected a bool, got {self.builder_tools!r}")
         _positive_int("max_tool_calls", self.max_tool_calls)
+
+    @property
+    def token_price(self) -> TokenPrice | None:
+        """``price_per_token`` read: the price of a model litellm cannot price (``models.cost``)."""
+        return None if self.price_per_token is None else TokenPrice.parse(self.price_per_token)
 
     @property
     def sampling(self) -> dict[str, Any]:
