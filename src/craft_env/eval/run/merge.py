@@ -38,14 +38,14 @@ from typing import Any
 
 from craft_env.core.views import DEFAULT_SEATS
 from craft_env.datasets import EVAL_SETS, load_dataset, structures_sha256
-from craft_env.eval.cache import ReplayCache
-from craft_env.eval.jsonl import AppendOnlyJsonl, read_jsonl
-from craft_env.eval.lock import LOCK_NAME, RunLock
-from craft_env.eval.logs import CACHE_NAME, CONFIG_NAME, LOG_NAME, SUMMARY_NAME, run_dir
-from craft_env.eval.redact import Redactor
+from craft_env.eval.logs.games import CACHE_NAME, CONFIG_NAME, LOG_NAME, SUMMARY_NAME, run_dir
+from craft_env.eval.run.lock import LOCK_NAME, RunLock
+from craft_env.eval.run.runner import GameSpec, game_specs, write_json, write_summary
+from craft_env.eval.run.settings import RESULT_FIELDS, RunSettings
 from craft_env.eval.run.shard import Shard, owner_of, run_games
-from craft_env.eval.runner import GameSpec, game_specs, write_json, write_summary
-from craft_env.eval.settings import RESULT_FIELDS, RunSettings
+from craft_env.models.cache import ReplayCache
+from craft_env.models.jsonl import AppendOnlyJsonl, read_jsonl
+from craft_env.models.redact import Redactor
 
 log = logging.getLogger(__name__)
 
