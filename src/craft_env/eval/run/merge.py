@@ -248,6 +248,15 @@ def _merge_caches(shards: list[ShardDir], out: Path, redactor: Redactor) -> int:
     return conflicts
 
 
+def _lock_shard(path: Path) -> RunLock | None:
+    """The shard's lock, so that a shard still being played is refused; a read-only copy needs none."""
+    try:
+        return RunLock(path)
+    except PermissionError:
+        log.info("%s is read-only: nobody plays there, merged without its lock", os.fspath(path))
+        return None
+
+
 def _check_output(out: Path, shards: list[Path]) -> None:
     if any(out.resolve() == shard.resolve() for shard in shards):
         raise ValueError(f"output: {os.fspath(out)!r} is one of the shards; merge into a new directory")
@@ -277,9 +286,7 @@ def merge_shards(
     check_agreement(shards)
     locks = []
     try:
-        locks.append(RunLock(out))
-        _check_output(out, sources)
-        locks += [RunLock(shard.path) for shard in shards]
+        locks += [lock for shard in shards if (lock := _lock_shard(shard.path)) is not None]
         for shard in shards:
             shard.lines = _read_lines(shard.path)
             if (shard.path / "judges").is_dir():
@@ -291,6 +298,8 @@ def merge_shards(
         missing = check_games(shards, settings, specs)
         if missing and not allow_missing:
             raise ValueError(_missing_message(missing, shards, specs))
+        locks.append(RunLock(out))
+        _check_output(out, sources)  # again, now that no other process can write there
         result = _write(shards, settings, specs, redactor)
         result.missing = [specs[game] for game in missing]
         return result
