@@ -41,9 +41,9 @@ class Shard:
     def parse(cls, text: object) -> Shard:
         """``"2/3"`` -> ``Shard(2, 3)``; anything else is a ``ValueError`` naming ``shard`` and the value."""
         match = _SHAPE.fullmatch(text) if isinstance(text, str) else None
-        if match is None:
-            raise ValueError(f"shard: expected I/N with 1 <= I <= N (e.g. 2/3), got {text!r}")
-        return cls(int(match.group(1)), int(match.group(2)))
+        if match is not None and 1 <= int(match.group(1)) <= int(match.group(2)):
+            return cls(int(match.group(1)), int(match.group(2)))
+        raise ValueError(f"shard: expected I/N with 1 <= I <= N (e.g. 2/3), got {text!r}")
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
