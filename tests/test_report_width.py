@@ -14,7 +14,7 @@ from craft_env.eval.run.runner import run_benchmark
 from craft_env.eval.run.settings import RunSettings
 
 rich = pytest.importorskip("rich")
-from rich.console import Console  # noqa: E402  (after the skip: rich is optional)
+from rich.console import Console  # after the skip: rich is optional
 
 LONG_DIRECTOR = "openrouter/meta-llama/llama-3.1-405b-instruct-turbo"
 LONG_BUILDER = "anthropic/claude-3-5-sonnet-20241022"

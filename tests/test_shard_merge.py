@@ -150,6 +150,8 @@ def test_merged_config_and_summaries_look_like_the_whole_runs(played, merged):
         (str(shards[0]), "1/3", 5), (str(shards[1]), "2/3", 5), (str(shards[2]), "3/3", 4)
     ]
     assert set(ours) - set(theirs) == {"merged", "merged_from"}
+    created = [json.loads((shard / "config.json").read_text())["created"] for shard in shards]
+    assert ours["created"] == min(created)
     for run in (1, 2):
         summaries = [json.loads((d / f"run_{run}/summary.json").read_text()) for d in (merged, whole)]
         assert without(summaries[0], {"seconds_this_session"}) == without(summaries[1], {"seconds_this_session"})
@@ -242,9 +244,8 @@ def test_merge_refuses_an_output_that_holds_anything_or_is_a_shard(played, merge
 
 def test_merge_waits_for_no_shard_a_process_still_writes(played, tmp_path):
     _, _, shards = played
-    with RunLock(shards[1]):
-        with pytest.raises(RunDirectoryInUse, match="in use by another craft-env process"):
-            merge_shards(shards, tmp_path / "out")
+    with RunLock(shards[1]), pytest.raises(RunDirectoryInUse, match="in use by another craft-env process"):
+        merge_shards(shards, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
@@ -261,6 +262,16 @@ def test_shards_of_one_dataset_file_at_different_paths_merge(tmp_path):
     third = play(tmp_path / "s3", shard="2/2", dataset=str(tmp_path / "b" / "other.json"), **options)
     with pytest.raises(ValueError, match=r"^dataset: the shards were played with different settings"):
         merge_shards([first, third], tmp_path / "refused")
+
+
+def test_merged_calls_keep_the_first_answer_of_a_request_two_shards_answered_differently(played, tmp_path, caplog):
+    _, _, shards = played
+    copies = [shutil.copytree(shard, tmp_path / shard.name) for shard in shards]
+    for copy, text in zip(copies, ("first", "second", "first")):
+        (copy / "cache.jsonl").write_text(json.dumps({"key": "same request", "text": text}) + "\n")
+    result = merge_shards(copies, tmp_path / "merged")
+    assert result.cache_conflicts == 1 and "answered differently in two shards" in caplog.text
+    assert list(read_jsonl(tmp_path / "merged" / "cache.jsonl")) == [{"key": "same request", "text": "first"}]
 
 
 def test_merged_model_calls_replay_the_whole_run_offline(tmp_path, capsys):

@@ -40,7 +40,14 @@ from craft_env.core.views import DEFAULT_SEATS
 from craft_env.datasets import EVAL_SETS, load_dataset, structures_sha256
 from craft_env.eval.logs.games import CACHE_NAME, CONFIG_NAME, LOG_NAME, SUMMARY_NAME, run_dir
 from craft_env.eval.run.lock import LOCK_NAME, RunLock
-from craft_env.eval.run.runner import GameSpec, game_specs, write_json, write_summary
+from craft_env.eval.run.runner import (
+    CREATED_FORMAT,
+    GameSpec,
+    game_specs,
+    read_saved_config,
+    write_json,
+    write_summary,
+)
 from craft_env.eval.run.settings import RESULT_FIELDS, RunSettings
 from craft_env.eval.run.shard import Shard, owner_of, run_games
 from craft_env.models.cache import ReplayCache
@@ -96,18 +103,11 @@ class MergeResult:
 
 
 def _read_config(path: Path) -> dict[str, Any]:
-    config_path = path / CONFIG_NAME
     if not path.is_dir():
         raise ValueError(f"shards: {os.fspath(path)!r} is not a directory")
-    if not config_path.exists():
+    if not (path / CONFIG_NAME).exists():
         raise ValueError(f"shards: {os.fspath(path)!r} holds no run ({CONFIG_NAME} missing)")
-    try:
-        data = json.loads(config_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise ValueError(f"{os.fspath(config_path)}: not a readable run config ({type(error).__name__})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{os.fspath(config_path)}: expected a JSON object of run settings")
-    return data
+    return read_saved_config(path / CONFIG_NAME)
 
 
 def _read_lines(path: Path) -> dict[Game, list[dict[str, Any]]]:
@@ -216,16 +216,18 @@ def _missing_message(missing: list[Game], shards: list[ShardDir], specs: dict[Ga
     )
 
 
-def _earliest(created: list[str]) -> str:
-    """The earliest of the shards' ``created`` times (written as ``%Y-%m-%dT%H:%M:%S%z``)."""
-    def moment(text: str) -> datetime | None:
-        try:
-            return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S%z")
-        except (TypeError, ValueError):
-            return None
+def _moment(text: str) -> datetime | None:
+    """A ``created`` time as the runner writes it (``%Y-%m-%dT%H:%M:%S%z``), or None."""
+    try:
+        return datetime.strptime(text, CREATED_FORMAT)
+    except (TypeError, ValueError):
+        return None
 
-    dated = [(moment(text), text) for text in created if moment(text) is not None]
-    return min(dated)[1] if dated else (created[0] if created else time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+
+def _earliest(created: list[str]) -> str:
+    """The earliest of the shards' ``created`` times (the first given when none can be read)."""
+    dated = [(moment, text) for text in created if (moment := _moment(text)) is not None]
+    return min(dated)[1] if dated else (created[0] if created else time.strftime(CREATED_FORMAT))
 
 
 def _merge_caches(shards: list[ShardDir], out: Path, redactor: Redactor) -> int:
@@ -300,16 +302,18 @@ def merge_shards(
             raise ValueError(_missing_message(missing, shards, specs))
         locks.append(RunLock(out))
         _check_output(out, sources)  # again, now that no other process can write there
-        result = _write(shards, settings, specs, redactor)
-        result.missing = [specs[game] for game in missing]
-        return result
+        return _write(shards, settings, specs, [specs[game] for game in missing], redactor)
     finally:
         for lock in locks:
             lock.release()
 
 
 def _write(
-    shards: list[ShardDir], settings: RunSettings, specs: dict[Game, GameSpec], redactor: Redactor
+    shards: list[ShardDir],
+    settings: RunSettings,
+    specs: dict[Game, GameSpec],
+    missing: list[GameSpec],
+    redactor: Redactor,
 ) -> MergeResult:
     """Logs, cache and summaries first, ``config.json`` last: a directory without it holds no run yet."""
     out = Path(settings.out)
@@ -341,6 +345,6 @@ def _write(
          "created": shard.config.get("created")}
         for shard in shards
     ]
-    config["merged"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    config["merged"] = time.strftime(CREATED_FORMAT)
     write_json(out / CONFIG_NAME, config, redactor)
-    return MergeResult(out, len(shards), len(specs), [], unfinished, conflicts)
+    return MergeResult(out, len(shards), len(specs), missing, unfinished, conflicts)

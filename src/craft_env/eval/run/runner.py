@@ -58,6 +58,8 @@ from craft_env.eval.results.table import table_row
 log = logging.getLogger(__name__)
 
 BUILDER = "builder"
+#: How ``config.json`` writes when a run was created.
+CREATED_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
 
 @dataclass(frozen=True)
@@ -443,7 +445,7 @@ def prepare_output(settings: RunSettings, resume: bool, redactor: Redactor) -> N
     if not config_path.exists():
         data = settings.to_dict()
         data["craft_env_version"] = __version__
-        data["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        data["created"] = time.strftime(CREATED_FORMAT)
         data["dataset_sha256"] = structures_sha256(settings.load_structures())
         write_json(config_path, data, redactor)
 
@@ -471,17 +473,23 @@ def check_resume_seats(config_path: Path, seats: tuple[str, ...]) -> None:
         )
 
 
-def load_settings(out: str | os.PathLike) -> RunSettings:
-    """The settings saved in ``out/config.json`` (for ``--resume``)."""
-    path = Path(out) / CONFIG_NAME
-    if not path.exists():
-        raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
+def read_saved_config(path: Path) -> dict[str, Any]:
+    """The JSON object of run settings in ``path`` (a ``config.json``); ``ValueError`` naming it otherwise."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"{os.fspath(path)}: not a readable run config ({type(error).__name__})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{os.fspath(path)}: expected a JSON object of run settings")
+    return data
+
+
+def load_settings(out: str | os.PathLike) -> RunSettings:
+    """The settings saved in ``out/config.json`` (for ``--resume``)."""
+    path = Path(out) / CONFIG_NAME
+    if not path.exists():
+        raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
+    data = read_saved_config(path)
     missing = [name for name in RESULT_FIELDS if name not in data and name not in ("seats", "shard")]
     if missing:
         raise ValueError(

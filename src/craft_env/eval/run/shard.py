@@ -31,9 +31,6 @@ class Shard:
     count: int
 
     def __post_init__(self) -> None:
-        for value in (self.index, self.count):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"shard: expected whole numbers I/N, got {self.index!r}/{self.count!r}")
         if not 1 <= self.index <= self.count:
             raise ValueError(f"shard: expected I/N with 1 <= I <= N (e.g. 2/3), got {self.index}/{self.count}")
 
