@@ -3,7 +3,7 @@
 A run's games are its ``(run, structure index)`` pairs in one order: runs
 1..R, and in each the selected structures in ascending order. Shard ``I``
 of ``N`` (``1 <= I <= N``) plays the games at positions ``I-1``, ``I-1+N``,
-``I-1+2N``, ... of that list, so every game is in exactly one shard whatever
+``I-1+2N``, ... of that list (counting from 0), so every game is in exactly one shard whatever
 ``N`` is, the shards differ in size by at most one game, and the split
 depends on the settings alone: N machines (a batch scheduler's array, a Ray
 job: docs/scale.md) given the same settings and ``1/N`` .. ``N/N`` play the
