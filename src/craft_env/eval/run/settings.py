@@ -15,7 +15,8 @@ seats existed seated the default three. A bad value raises
 20; ``"craft"``: ours) or a structures file. ``protocol`` is ``"craft"``
 (default) or ``"paper"`` (``core.protocol``). ``builder_tools`` gives a
 model builder the ``simulate_move`` tool, at most ``max_tool_calls`` calls
-a turn (``agents.tools``).
+a turn (``agents.tools``). ``shard`` (``"I/N"``, default None: every
+game) makes the run play only its share of the games (``run.shard``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from craft_env.datasets import EVAL_SETS, load_dataset
 from craft_env.envs.config import MAX_ORACLE_N, MAX_TURNS
 from craft_env.eval.logs.games import MAX_RUNS
 from craft_env.eval.logs.outputs import output_dir
+from craft_env.eval.run.shard import canonical_shard, shard_games
 from craft_env.models.cost import TokenPrice
 from craft_env.models.llm import check_call_limits, check_number
 
@@ -61,6 +63,7 @@ RESULT_FIELDS = (
     "builder_tools",
     "max_tool_calls",
     "seats",
+    "shard",
 )
 #: Upper bounds of settings that would otherwise waste time or money before failing (docs/robustness.md).
 MAX_TEMPERATURE = 100.0
@@ -145,6 +148,7 @@ class RunSettings:
     log_prompts: bool = False
     price_per_token: str | None = None
     seats: tuple[str, ...] = DEFAULT_SEATS
+    shard: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("director_model", "builder_model"):
@@ -192,6 +196,7 @@ class RunSettings:
         if not isinstance(self.builder_tools, bool):
             raise ValueError(f"builder_tools: expected a bool, got {self.builder_tools!r}")
         _positive_int("max_tool_calls", self.max_tool_calls)
+        self.shard = canonical_shard(self.shard)
 
     @property
     def token_price(self) -> TokenPrice | None:
@@ -221,6 +226,11 @@ class RunSettings:
 
     def selected(self) -> list[int]:
         return list(range(len(self.load_structures()))) if self.structures is None else list(self.structures)
+
+    def games(self) -> list[tuple[int, int]]:
+        """The ``(run, structure index)`` games this run plays: every selected structure in every run, or the
+        share of them that its ``shard`` deals it."""
+        return shard_games(self.shard, self.runs, self.selected())
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
