@@ -70,7 +70,11 @@ def test_dry_run_counts_games_calls_and_tokens_and_plays_nothing(tmp_path, capsy
     assert code == 0 and not out.exists()
     assert "2 game(s), up to 32 model call(s)" in text
     assert "director openai/gpt-4o-mini: 24 calls" in text and "$" in text
-    assert "builder scripted/team: 8 calls" in text and "not priced" in text
+    assert "builder scripted/team: 8 calls" in text  # the offline team is free: the total is priced
+    assert "estimated cost: about $" in text
+    code = main(["run", "--out", str(out), "--builder-model", "elsewhere/model", "--api-base", "http://127.0.0.1:9",
+                 "--structures", "0", "--turns", "1", "--dry-run"])
+    assert code == 0 and "not priced by litellm" in capsys.readouterr().out
 
 
 def test_version_and_verbose_after_the_subcommand(tmp_path, capsys):

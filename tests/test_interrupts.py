@@ -12,12 +12,11 @@ from __future__ import annotations
 import signal
 
 import pytest
+from gated_process import gated, gated_run, wait_for
 
 from craft_env import cli
 from craft_env.eval.run.runner import interrupted_note, run_benchmark
 from craft_env.eval.run.settings import RunSettings
-
-from gated_process import gated, gated_run, wait_for
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

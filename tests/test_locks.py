@@ -5,17 +5,16 @@ cache key twice; now the second stops at once, naming the holder. A lock
 path that is a symbolic (or hard) link to another file once had that file
 truncated and a pid written into it; now it is refused and the file is
 untouched. Live processes are observed through files they write (a call
-waiting at a gate), never through time.
+waiting at a gate: ``tests/gated_process.py``), never through time.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from gated_process import gated, wait_for  # tests/ is on sys.path (conftest)
 
 from craft_env.cli import main
 from craft_env.eval.run.lock import LOCK_NAME, RunLock
@@ -23,48 +22,6 @@ from craft_env.eval.run.runner import run_benchmark
 from craft_env.eval.run.settings import RunSettings
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-# ``craft-env ARGS`` whose model calls, to models named gated/..., wait until a gate file exists; the first
-# call writes the file ``waiting`` first, so a test knows the process is live and holding its lock.
-GATED = r"""
-import asyncio, sys
-from pathlib import Path
-from craft_env.models.llm import import_litellm
-from craft_env.eval.run.provider import request_context, scripted_reply
-
-litellm = import_litellm()
-gate, waiting = Path(sys.argv[1]), Path(sys.argv[2])
-
-
-class Gated(litellm.CustomLLM):
-    async def acompletion(self, model, messages, *args, **kwargs):
-        waiting.touch()
-        while not gate.exists():
-            await asyncio.sleep(0.02)
-        text = scripted_reply("scripted/team", messages, request_context(kwargs))
-        return litellm.ModelResponse(model=model, choices=[{"message": {"role": "assistant", "content": text}}])
-
-
-litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "gated", "custom_handler": Gated()}]
-from craft_env.cli import main
-
-sys.exit(main(sys.argv[3:]))
-"""
-
-
-def gated(tmp_path: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", GATED, str(tmp_path / "gate"), str(tmp_path / "waiting"), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-
-
-def wait_for(process: subprocess.Popen, path: Path) -> None:
-    """Block until ``path`` exists (the process reached that state) or the process ended."""
-    while not path.exists():
-        if process.poll() is not None:
-            raise AssertionError(f"the process ended early: {process.stderr.read()}")
-        os.sched_yield()
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +44,9 @@ def test_a_second_judge_on_the_same_results_stops_at_once(scripted_run, tmp_path
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     folder = scripted_run / "judges" / "gated__judge"
-    assert err == [f"craft-env: error: judge folder {folder} is in use by another craft-env process "
-                   f"(pid {first.pid})"]
+    assert err == [
+        f"craft-env: error: judge folder {folder} is in use by another craft-env process (pid {first.pid})"
+    ]
     assert first.returncode in (0, 1)  # the stand-in answers like a director: unreadable, not failed
 
 

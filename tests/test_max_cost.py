@@ -15,13 +15,12 @@ import asyncio
 import json
 
 import pytest
+from fake_providers import install  # tests/ is on sys.path (conftest)
 
 from craft_env.cli import main
 from craft_env.eval.run.provider import request_context, scripted_reply
 from craft_env.models.cost import Budget, BudgetExceeded, TokenPrice
 from craft_env.models.llm import import_litellm
-
-from fake_providers import install  # tests/ is on sys.path (conftest)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
