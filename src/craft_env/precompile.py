@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from numba.core import event
 
-from craft_env import metrics, oracle, views
+from craft_env.core import metrics, oracle, views
 from craft_env.agents.scripted import ScriptedDirector
 from craft_env.core.batch import PARALLEL_MIN_BATCH
 from craft_env.core.board import Structure
