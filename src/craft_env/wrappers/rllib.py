@@ -67,8 +67,9 @@ def _rllib_keys(observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 class CraftMultiAgentEnv(MultiAgentEnv):
     """``parallel_env(**config)`` as an RLlib ``MultiAgentEnv`` (see the module docstring).
 
-    ``config`` is any ``parallel_env()`` configuration without text or
-    rendering (RLlib's ``env_config``; its ``EnvContext`` passes as a dict).
+    ``config`` is any ``parallel_env()`` configuration (RLlib's
+    ``env_config``; its ``EnvContext`` passes as a dict); actions are ids,
+    and a text observation, if configured, is left out.
     """
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
@@ -96,8 +97,8 @@ class CraftMultiAgentEnv(MultiAgentEnv):
         terminations["__all__"] = all(terminations.values())
         truncations["__all__"] = all(truncations.values())
         self.agents = list(self.env.agents)
-        return {agent: _rllib_keys(obs) for agent, obs in observations.items()}, rewards, terminations, \
-            truncations, infos
+        renamed = {agent: _rllib_keys(obs) for agent, obs in observations.items()}
+        return renamed, rewards, terminations, truncations, infos
 
 
 class MaskedPPOModule(DefaultPPOTorchRLModule):
