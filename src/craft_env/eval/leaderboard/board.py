@@ -102,6 +102,7 @@ def _entry_record(entry: Entry, group: int, placement: Any) -> dict[str, Any]:
     return {
         "key": entry.key,
         "name": entry.director_model,
+        "label": entry.director_model,
         "builder": entry.builder_model,
         "kind": entry.kind,
         "tags": list(entry.tags),
@@ -256,6 +257,10 @@ def build_board(paths: Sequence[str | os.PathLike], options: BoardOptions | None
             "complexity": bool(labelled),
             "paired": any(r["ci_method"] == PAIRED for r in ordered),
         })
+    names = [r["name"] for r in records]
+    for record in records:
+        if names.count(record["name"]) > 1:
+            record["label"] = f"{record['name']} ({record['key']})"
     links = _replay_links(entries, options)
     tags = sorted({t for e in entries for t in e.tags})
     builders = {e.builder_model for e in entries if e.builder_model is not None}
