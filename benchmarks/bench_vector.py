@@ -6,10 +6,10 @@ Run from the repository root::
 
 For each batch size B and numba thread count:
 
-* ``legal``: batched legal-move masks (``core.batch_kernels.legal_masks``), states/s;
+* ``legal``: batched legal-move masks (``tests/batch_kernels.py``: ``legal_masks``), states/s;
   ``legal 1x1``: a Python loop calling the single-board kernel
   (``rules.fill_legal_mask``) on the same boards.
-* ``optimal``: batched oracle optimal-move masks (``core.batch_kernels.optimal_masks``),
+* ``optimal``: batched oracle optimal-move masks (``tests/batch_kernels.py``: ``optimal_masks``),
   states/s; ``optimal 1x1``: the loop over ``oracle.fill_optimal_mask``.
 * ``vector``: full vector-env turns/s, env time only: a director phase and a
   builder phase per turn (all four agents acted, every observation and mask
@@ -28,13 +28,18 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 import time
+from pathlib import Path
 
 import numba
 import numpy as np
 
 import craft_env
-from craft_env.core import batch, batch_kernels
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import batch_kernels  # noqa: E402  (tests/batch_kernels.py: the batched kernels the package does not ship)
+from craft_env.core import batch
 from craft_env.core.encoding import action_table
 from craft_env.core.oracle import fill_optimal_mask
 from craft_env.core.rules import fill_legal_mask

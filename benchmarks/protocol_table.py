@@ -23,9 +23,9 @@ from pathlib import Path
 from craft_env.core.protocol import buildable, get_protocol
 from craft_env.datasets import load_eval_set
 from craft_env.envs.config import make_config
-from craft_env.eval.report import load_results
-from craft_env.eval.runner import run_benchmark
-from craft_env.eval.settings import RunSettings
+from craft_env.eval.report.report import load_results
+from craft_env.eval.run.runner import run_benchmark
+from craft_env.eval.run.settings import RunSettings
 
 TEAMS = ("scripted", "random")
 PROTOCOLS = ("craft", "paper")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from craft_env.eval.llm import import_litellm
+from craft_env.models.llm import import_litellm
 
 
 def install(name: str, handler) -> None:

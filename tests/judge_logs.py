@@ -8,7 +8,7 @@ from typing import Any
 
 from craft_env.core.board import Structure, from_ascii
 from craft_env.core.moves import Move
-from craft_env.eval.logs import RunLog
+from craft_env.eval.logs.games import RunLog
 
 # Target: small green (0,0), small red (0,2), a large blue across (2,0)-(2,1), all on layer 0.
 TARGET = from_ascii(

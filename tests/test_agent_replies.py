@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from craft_env.agents.llm import builder_action, parse_director_reply
+from craft_env.text.replies import builder_action, parse_director_reply
 from craft_env.text import parse_builder_reply
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
@@ -69,8 +69,8 @@ def test_the_agent_context_travels_with_the_request_not_in_a_global():
     import asyncio
 
     from craft_env.agents import llm as agent_llm
-    from craft_env.eval.llm import ModelClient, import_litellm
-    from craft_env.eval.provider import request_context
+    from craft_env.models.llm import ModelClient, import_litellm
+    from craft_env.eval.run.provider import request_context
 
     litellm = import_litellm()
     seen = []

@@ -13,7 +13,7 @@ import craft_env
 from craft_env import Move, Structure, load_eval_set
 from craft_env.agents.base import AgentContext, Usage
 from craft_env.agents.decode import apparent_wall, decode_board, decode_wall_view
-from craft_env.agents.llm import builder_action, parse_director_reply
+from craft_env.text.replies import builder_action, parse_director_reply
 from craft_env.agents.prompts import (
     ARCHETYPE_NAMES,
     PROMPT_VERSION,
@@ -26,7 +26,7 @@ from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector, similar
 from craft_env.core.encoding import action_table, value_colour
 from craft_env.core.intents import intent_table
 from craft_env.core.moves import action_to_move
-from craft_env.oracle import optimal_moves
+from craft_env.core.oracle import optimal_moves
 
 SEATS = ("D1", "D2", "D3")
 
@@ -329,7 +329,7 @@ def test_llm_agents_use_the_client_and_count_usage():
 def test_importing_agents_and_eval_does_not_import_litellm():
     code = (
         "import sys, craft_env, craft_env.agents, craft_env.agents.llm, craft_env.agents.scripted, "
-        "craft_env.eval.runner, craft_env.eval.report, craft_env.cli; "
+        "craft_env.eval.run.runner, craft_env.eval.report.report, craft_env.cli; "
         "assert 'litellm' not in sys.modules, 'litellm imported'; "
         "assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
     )

@@ -12,10 +12,10 @@ from craft_env.agents.base import AgentContext
 from craft_env.agents.llm import LLMBuilder
 from craft_env.agents.tools import TOOL_SCHEMA, MoveSimulator
 from craft_env.core.protocol import CRAFT, PAPER
-from craft_env.eval.logs import read_games
-from craft_env.eval.report import load_results
-from craft_env.eval.runner import run_benchmark
-from craft_env.eval.settings import RunSettings
+from craft_env.eval.logs.games import read_games
+from craft_env.eval.report.report import load_results
+from craft_env.eval.run.runner import run_benchmark
+from craft_env.eval.run.settings import RunSettings
 
 TARGET = load_eval_set("paper")[0]  # (1,1)-(1,2) is a large green on layer 0
 

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from craft_env.core import batch, batch_kernels, game
+import batch_kernels  # tests/ is on sys.path (conftest)
+from craft_env.core import batch, game
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX, action_table
 from craft_env.core.generator import generate_array, generate_with_scratch
 from craft_env.core.intents import fill_director_mask, intent_groups, intent_table

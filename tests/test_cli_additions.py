@@ -8,9 +8,9 @@ import pytest
 
 from craft_env import __version__
 from craft_env.cli import main
-from craft_env.eval.llm import import_litellm
-from craft_env.eval.logs import read_games
-from craft_env.eval.provider import request_context, scripted_reply
+from craft_env.models.llm import import_litellm
+from craft_env.eval.logs.games import read_games
+from craft_env.eval.run.provider import request_context, scripted_reply
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

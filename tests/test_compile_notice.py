@@ -6,6 +6,7 @@ import logging
 from types import SimpleNamespace
 
 from craft_env.core import game as kernels
+from craft_env.core import jit
 from craft_env.envs import game as envgame
 
 
@@ -14,11 +15,11 @@ def fake_kernel(index: dict) -> SimpleNamespace:
 
 
 def test_a_kernel_without_cache_is_announced_once(monkeypatch, caplog):
-    monkeypatch.setattr(envgame, "_announced", False)
+    monkeypatch.setattr(jit, "_announced", False)
     with caplog.at_level(logging.WARNING, logger="craft_env"):
-        assert envgame.announce_cold_kernels(fake_kernel({("sig",): "entry"}), fake_kernel({}))
-        assert not envgame.announce_cold_kernels(fake_kernel({}))
-    assert [r.getMessage() for r in caplog.records] == [envgame.COMPILING_MESSAGE]
+        assert jit.announce_cold_kernels(fake_kernel({("sig",): "entry"}), fake_kernel({}))
+        assert not jit.announce_cold_kernels(fake_kernel({}))
+    assert [r.getMessage() for r in caplog.records] == [jit.COMPILING_MESSAGE]
 
 
 def test_warm_kernels_are_not_announced(monkeypatch, caplog):
@@ -26,7 +27,7 @@ def test_warm_kernels_are_not_announced(monkeypatch, caplog):
     game.reset(1)  # compiles (or loads) the kernels and saves their caches
     game.build(game.noop)
     caplog.clear()  # the game's construction may have announced a cold cache itself
-    monkeypatch.setattr(envgame, "_announced", False)
+    monkeypatch.setattr(jit, "_announced", False)
     with caplog.at_level(logging.WARNING, logger="craft_env"):
-        assert not envgame.announce_cold_kernels(kernels.play_builder, kernels.reset_row)
+        assert not jit.announce_cold_kernels(kernels.play_builder, kernels.reset_row)
     assert not caplog.records

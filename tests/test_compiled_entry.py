@@ -1,4 +1,4 @@
-"""``envs.game.compiled_entry``: the env's hot kernels called without numba's per-call typing, same results."""
+"""``core.jit.compiled_entry``: the env's hot kernels called without numba's per-call typing, same results."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import numpy as np
 
 from craft_env.core import game as kernels
 from craft_env.envs.config import EnvConfig
-from craft_env.envs.game import CraftGame, compiled_entry
+from craft_env.core.jit import compiled_entry
+from craft_env.envs.game import CraftGame
 
 
 def test_the_hot_kernels_are_called_directly():

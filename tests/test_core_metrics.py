@@ -20,7 +20,7 @@ from hypothesis import given
 from reference_model import score as ref_score
 
 from craft_env import Structure, generate_structure, metrics
-from craft_env.metrics import METRIC_NAMES
+from craft_env.core.metrics import METRIC_NAMES
 
 
 def check_scores(current_model, target_model) -> dict[str, float]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from craft_env import Structure, generate_structure
-from craft_env.views import ALL_SEATS, DEFAULT_SEATS, director_views, hidden_cells, seat_cells, seat_view
+from craft_env.core.views import ALL_SEATS, DEFAULT_SEATS, director_views, hidden_cells, seat_cells, seat_view
 
 BOARD_3 = Structure.from_ascii(
     """

@@ -7,10 +7,10 @@ import math
 import pytest
 from judge_logs import turn_record, write_run
 
-from craft_env.eval.diagnostics import credit_lambda, outcome_rates, remove_rates
+from craft_env.eval.results.diagnostics import credit_lambda, outcome_rates, remove_rates
 from craft_env.eval.judges.agreement import agreement
-from craft_env.eval.stats import mean_sem, pearson, spearman, weighted_kappa
-from craft_env.eval.taxonomy import taxonomy
+from craft_env.eval.results.stats import mean_sem, pearson, spearman, weighted_kappa
+from craft_env.eval.results.taxonomy import taxonomy
 
 OFFER = ["place rs (0,2) L0"]
 SAID = {"D1": "Nothing to add from me.", "D2": "put a small red block on my left column, bottom layer"}
@@ -52,11 +52,11 @@ def test_lambda_reads_a_lone_string_credit_and_is_nan_without_oracle_turns():
 
 
 def test_lambda_from_a_written_log_with_multi_seat_credits(tmp_path):
-    from craft_env.eval.report import load_results
+    from craft_env.eval.report.report import load_results
 
     out = write_run(tmp_path / "out", [[credited(["D3", "D2"]), credited(["D2"])]])
     (result,) = load_results([out])
-    from craft_env.eval.diagnostics import diagnostics_row
+    from craft_env.eval.results.diagnostics import diagnostics_row
 
     row = diagnostics_row(result.games)["lambda"]
     assert row["lambda_D2"] == pytest.approx(0.75) and row["lambda_D3"] == pytest.approx(0.25)
@@ -112,7 +112,7 @@ def test_weighted_kappa_by_hand():
 
 def test_report_adds_team_and_judge_tables(tmp_path):
     from craft_env.eval.judges.run import JudgeSettings, judge
-    from craft_env.eval.report import markdown, write_report
+    from craft_env.eval.report.report import markdown, write_report
 
     dirs = []
     for k, progress in enumerate((0.2, 0.5, 0.9)):
@@ -132,7 +132,7 @@ def test_report_adds_team_and_judge_tables(tmp_path):
 
 def test_report_shows_judge_agreement_between_two_models(tmp_path):
     from craft_env.eval.judges.run import JudgeSettings, judge
-    from craft_env.eval.report import load_results, markdown
+    from craft_env.eval.report.report import load_results, markdown
 
     out = write_run(tmp_path / "out", [[credited(["D2"])]])
     judge(JudgeSettings(path=str(out), judge_model="engine", families=("PS",)))

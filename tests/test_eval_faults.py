@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from craft_env.eval.cache import ReplayCache
-from craft_env.eval.llm import ModelCallError, ModelClient, import_litellm
-from craft_env.eval.runner import run_benchmark
-from craft_env.eval.settings import RunSettings
+from craft_env.models.cache import ReplayCache
+from craft_env.models.llm import ModelCallError, ModelClient, import_litellm
+from craft_env.eval.run.runner import run_benchmark
+from craft_env.eval.run.settings import RunSettings
 
 from fake_providers import install  # tests/ is on sys.path (conftest)
 

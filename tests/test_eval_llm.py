@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from craft_env.eval.cache import ReplayCache, cache_key
-from craft_env.eval.llm import ModelCallError, ModelClient, import_litellm, is_retryable, missing_environment
-from craft_env.eval.redact import REDACTED, Redactor
+from craft_env.models.cache import ReplayCache, cache_key
+from craft_env.models.llm import ModelCallError, ModelClient, import_litellm, is_retryable, missing_environment
+from craft_env.models.redact import REDACTED, Redactor
 
 from fake_providers import install  # tests/ is on sys.path (conftest)
 

@@ -9,12 +9,13 @@ import math
 
 import pytest
 
-from craft_env.eval.jsonl import AppendOnlyJsonl
-from craft_env.eval.logs import GameLog, RunLog, read_games
-from craft_env.eval.report import load_results, markdown, write_report
-from craft_env.eval.table import mean_sem, progress_curve, remove_curves, table_row
-from craft_env.eval.taxonomy import classify, taxonomy
-
+from craft_env.models.jsonl import AppendOnlyJsonl
+from craft_env.eval.logs.games import GameLog, RunLog, read_games
+from craft_env.eval.report.report import load_results, markdown, write_report
+from craft_env.eval.results.stats import mean_sem
+from craft_env.models.jsonl import dumps, json_safe
+from craft_env.eval.results.table import progress_curve, remove_curves, table_row
+from craft_env.eval.results.taxonomy import classify, taxonomy
 
 def turn(
     number, progress, *, legal=True, remove=False, prescribed=False, optimal=True, offered=None, move=None
@@ -43,10 +44,8 @@ def turn(
         "cost": 0.5,
     }
 
-
 def game(index, turns):
     return GameLog(1, index, f"s{index}", status="done", attempt=1, attempts=1, turns=turns)
-
 
 def test_table_row_follows_the_paper_definitions():
     games = [
@@ -64,7 +63,6 @@ def test_table_row_follows_the_paper_definitions():
     assert (row["games"], row["errored"], row["turns"], row["calls"], row["cost"]) == (2, 1, 6, 6, 3.0)
     assert row["mean_turns"] == 3
 
-
 def test_curves_carry_finished_games_forward():
     games = [
         game(0, [turn(1, 0.5), turn(2, 1.0)]),
@@ -76,10 +74,17 @@ def test_curves_carry_finished_games_forward():
     assert attempted[:3] == [0.5, 0.0, 0.0] and math.isnan(attempted[3])
     assert prescribed[:3] == [0.0, 0.0, 0.0]
 
-
 def test_mean_sem_edge_cases():
-    assert mean_sem([0.5]) == (0.5, 0.0)
+    """One rule for small samples: one value has a mean and no SEM (NaN), none has neither."""
+    mean, sem = mean_sem([0.5])
+    assert mean == 0.5 and math.isnan(sem)
     assert all(math.isnan(x) for x in mean_sem([]))
+
+
+def test_json_files_write_nan_as_null_and_infinity_as_a_string():
+    record = json_safe({"sem": float("nan"), "d": [float("inf"), -float("inf")], "t": (1.5,)})
+    assert record == {"sem": None, "d": ["Infinity", "-Infinity"], "t": [1.5]}
+    assert dumps(record) == '{"d":["Infinity","-Infinity"],"sem":null,"t":[1.5]}'
 
 
 RS_00 = {"action": "place", "block": "rs", "position": "(0,0)", "layer": 0, "span_to": None}
@@ -110,7 +115,6 @@ REMOVE_12 = {"action": "remove", "position": "(1,2)", "layer": 1, "span_to": Non
 def test_taxonomy_categories(move, offered, expected):
     assert classify(move, False, offered) == expected
 
-
 def test_taxonomy_counts_only_turns_with_offered_moves():
     turns = [
         turn(1, 0.1, optimal=True, offered=[RS_00], move=RS_00),
@@ -120,13 +124,11 @@ def test_taxonomy_counts_only_turns_with_offered_moves():
     found = taxonomy(turns)
     assert found["turns"] == 2 and found["correct"] == 0.5 and found["layer"] == 0.5
 
-
 def _write_log(tmp_path, records, torn=""):
     path = tmp_path / "run_1" / "log.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in records) + torn, encoding="utf-8")
     return path
-
 
 def _marker(index, attempt, event):
     return {
@@ -139,7 +141,6 @@ def _marker(index, attempt, event):
         "turn_number": 0,
     }
 
-
 def _turn_line(index, attempt, number, progress=0.5):
     return {
         **turn(number, progress),
@@ -148,7 +149,6 @@ def _turn_line(index, attempt, number, progress=0.5):
         "structure_id": f"s{index}",
         "attempt": attempt,
     }
-
 
 def test_reader_keeps_one_attempt_per_game_and_one_line_per_turn(tmp_path):
     records = [
@@ -174,7 +174,6 @@ def test_reader_keeps_one_attempt_per_game_and_one_line_per_turn(tmp_path):
     (result,) = load_results([tmp_path])
     assert result.row["games"] == 2 and result.row["errored"] == 1
 
-
 def test_appending_after_a_torn_line_starts_a_clean_line(tmp_path):
     path = _write_log(tmp_path, [_marker(0, 1, "start")], torn='{"kind": "tu')
     writer = RunLog(tmp_path, 1)
@@ -183,17 +182,15 @@ def test_appending_after_a_torn_line_starts_a_clean_line(tmp_path):
     lines = path.read_text().splitlines()
     assert [json.loads(line)["event"] for line in lines] == ["start", "done"]
 
-
 def test_writer_redacts_and_flushes_each_line(tmp_path, monkeypatch):
     monkeypatch.setenv("SOME_API_KEY", "very-secret-value-42")
-    from craft_env.eval.redact import Redactor
+    from craft_env.models.redact import Redactor
 
     writer = AppendOnlyJsonl(tmp_path / "x.jsonl", Redactor())
     writer.write({"text": "key is very-secret-value-42", "quote": 'say "hi"'})
     assert "very-secret-value-42" not in (tmp_path / "x.jsonl").read_text()
     assert json.loads((tmp_path / "x.jsonl").read_text())["quote"] == 'say "hi"'
     writer.close()
-
 
 def test_report_writes_markdown_json_and_skips_plots_without_matplotlib(tmp_path, monkeypatch, caplog):
     records = [_marker(0, 1, "start"), _turn_line(0, 1, 1, 0.3), _marker(0, 1, "done")]
@@ -218,13 +215,11 @@ def test_report_writes_markdown_json_and_skips_plots_without_matplotlib(tmp_path
     assert data[0]["director_model"] == "d/m" and data[0]["progress"] == pytest.approx(0.3)
     assert "Failure taxonomy" in markdown(results)
 
-
 def test_report_rejects_a_directory_without_logs(tmp_path):
     with pytest.raises(ValueError, match="no run logs"):
         load_results([tmp_path])
     with pytest.raises(ValueError, match="not a directory"):
         load_results([tmp_path / "missing"])
-
 
 def test_several_runs_get_a_pooled_row(tmp_path):
     for run in (1, 2):

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from craft_env import Move, Structure
-from craft_env.eval.logs import read_games
-from craft_env.eval.provider import request_context, scripted_reply
-from craft_env.eval.report import load_results, write_report
-from craft_env.eval.runner import run_benchmark
-from craft_env.eval.settings import RunSettings
+from craft_env.eval.logs.games import read_games
+from craft_env.eval.run.provider import request_context, scripted_reply
+from craft_env.eval.report.report import load_results, write_report
+from craft_env.eval.run.runner import run_benchmark
+from craft_env.eval.run.settings import RunSettings
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -42,7 +42,7 @@ def _moves(out: Path) -> dict[int, list]:
 
 
 def _litellm():
-    from craft_env.eval.llm import import_litellm
+    from craft_env.models.llm import import_litellm
 
     return import_litellm()
 
@@ -315,7 +315,7 @@ def test_rate_limits_and_timeouts_are_retried_inside_a_game(tmp_path):
 
 
 def test_an_internal_crash_errors_only_that_game_and_logs_like_a_model_failure(tmp_path, monkeypatch):
-    import craft_env.eval.runner as runner
+    import craft_env.eval.run.runner as runner
 
     def crash_on_structure_0(info, *args):
         if info["turn"] == 2 and crash_on_structure_0.armed:

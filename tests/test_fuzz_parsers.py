@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from parse_timing import best_time
 
-from craft_env.agents.llm import builder_action, parse_director_reply, split_think
+from craft_env.text.replies import builder_action, parse_director_reply, split_think
 from craft_env.core.intents import intent_table
 from craft_env.text import ParseError, parse_builder_reply, parse_director_message, parse_move, text_to_intent
 

@@ -17,9 +17,9 @@ import pytest
 
 from craft_env import Move, Structure, load_eval_set, metrics
 from craft_env.cli import main
-from craft_env.eval.logs import read_games
-from craft_env.eval.paperlogs import read_paper_games
-from craft_env.eval.report import disagreements, load_results
+from craft_env.eval.logs.games import read_games
+from craft_env.eval.logs.paperlogs import read_paper_games
+from craft_env.eval.report.report import disagreements, load_results
 
 TARGET = load_eval_set("paper")[0]  # structure_001
 EMPTY = {f"({i},{j})": [] for i in range(3) for j in range(3)}
@@ -369,8 +369,8 @@ def test_export_then_import_gives_the_same_games(tmp_path, capsys, builder, orac
 def test_round_trip_keeps_unreadable_replies_and_wrong_layers_as_failed_turns(tmp_path, monkeypatch):
     from craft_env.agents.base import BuilderReply
     from craft_env.agents.scripted import ScriptedBuilder
-    from craft_env.eval import runner
-    from craft_env.eval.settings import RunSettings
+    from craft_env.eval.run import runner
+    from craft_env.eval.run.settings import RunSettings
 
     class Clumsy:
         name = "clumsy"

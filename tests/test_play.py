@@ -14,8 +14,8 @@ import pytest
 from craft_env.agents.base import AgentContext, GameStopped
 from craft_env.agents.human import HumanBuilder, HumanDirector, Terminal
 from craft_env.cli import main
-from craft_env.eval.logs import read_games
-from craft_env.eval.play import play_settings
+from craft_env.eval.logs.games import read_games
+from craft_env.eval.run.play import play_settings
 
 pexpect = pytest.importorskip("pexpect")
 

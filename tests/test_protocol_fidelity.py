@@ -29,11 +29,11 @@ from craft_env.cli import main
 from craft_env.core.protocol import CRAFT, PAPER, buildable, is_completed
 from craft_env.datasets import load_dataset
 from craft_env.envs.textobs import builder_text, director_text
-from craft_env.eval.logs import GameLog
-from craft_env.eval.results import unbuildable_targets
-from craft_env.eval.runner import GameSpec, env_options
-from craft_env.eval.settings import RunSettings
-from craft_env.eval.table import table_row
+from craft_env.eval.logs.games import GameLog
+from craft_env.eval.results.results import unbuildable_targets
+from craft_env.eval.run.runner import GameSpec, env_options
+from craft_env.eval.run.settings import RunSettings
+from craft_env.eval.results.table import table_row
 
 # PAPER-PROTOCOL.md section 8: run 3, D1 D2 D3 for index 0..19.
 PAPER_RUN3 = "SSK KAO SKC SAA AKC CKK ASC SSK SAO KKO COO ACK ACO SAO COC CCC SCK ACS KKS OCA"
@@ -127,11 +127,11 @@ def _game(index: int, progress: float, exact: bool) -> GameLog:
 
 def test_report_completed_column_and_unbuildable_count_follow_the_protocol():
     games = [_game(0, 0.96, False), _game(7, 1.0, True), _game(1, 0.5, False)]
-    assert math.isclose(table_row(games, 0, "paper")["completed"], 2 / 3)
-    assert math.isclose(table_row(games, 0, "craft")["completed"], 1 / 3)
-    assert table_row(games, 0, "paper")["protocol"] == "paper"
-    assert unbuildable_targets({"protocol": "paper", "dataset": "paper"}, games) == 2  # 001 and 002
-    assert unbuildable_targets({"protocol": "craft", "dataset": "paper"}, games) == 0
+    assert math.isclose(table_row(games, 0, PAPER)["completed"], 2 / 3)
+    assert math.isclose(table_row(games, 0, CRAFT)["completed"], 1 / 3)
+    assert table_row(games, 0, PAPER)["protocol"] == "paper"
+    assert unbuildable_targets({"protocol": "paper", "dataset": "paper"}, games, PAPER) == 2  # 001 and 002
+    assert unbuildable_targets({"protocol": "craft", "dataset": "paper"}, games, CRAFT) == 0
 
 
 # ------------------------------------------------------------------- archetypes
@@ -141,12 +141,12 @@ def test_paper_archetypes_reproduce_the_papers_run_3():
     for index, letters in enumerate(PAPER_RUN3.split()):
         got = [paper_archetype_for(index, 3, seat) for seat in ("D1", "D2", "D3")]
         assert got == [LETTER[c] for c in letters], index
-        assert archetype_of("paper", index, 3, "D2") == got[1]
+        assert archetype_of(PAPER, index, 3, "D2") == got[1]
 
 
 def test_craft_archetypes_are_unchanged():
     for index in range(20):
-        assert archetype_of("craft", index, 1, "D3") == archetype_for(index, 1, "D3")
+        assert archetype_of(CRAFT, index, 1, "D3") == archetype_for(index, 1, "D3")
 
 
 # ------------------------------------------------------------ what each seat sees
@@ -200,8 +200,8 @@ def test_craft_seats_see_the_whole_conversation():
 
 
 def test_paper_prompts_state_the_papers_rules_and_craft_prompts_do_not():
-    assert PAPER_RULES in director_system_prompt("D1", "cautious", 3, 3, "paper")
-    assert PAPER_RULES in builder_system_prompt(3, 3, True, "paper")
+    assert PAPER_RULES in director_system_prompt("D1", "cautious", 3, 3, PAPER)
+    assert PAPER_RULES in builder_system_prompt(3, 3, True, PAPER)
     assert PAPER_RULES not in builder_system_prompt(3, 3, True)
 
 
@@ -230,8 +230,8 @@ def test_config_and_summary_name_the_protocol_and_resume_refuses_another(tmp_pat
 
 
 def test_prepare_output_refuses_a_resume_under_another_protocol(tmp_path):
-    from craft_env.eval.redact import Redactor
-    from craft_env.eval.runner import prepare_output
+    from craft_env.models.redact import Redactor
+    from craft_env.eval.run.runner import prepare_output
 
     prepare_output(RunSettings(out=str(tmp_path)), False, Redactor())
     with pytest.raises(ValueError, match="protocol: .*'craft', not 'paper'"):

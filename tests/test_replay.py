@@ -18,9 +18,9 @@ from craft_env.cli import main
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.datasets import load_eval_set
-from craft_env.eval.replay import board_boxes, json_for_html, render_html, replay_data
-from craft_env.eval.taxonomy import classify
-from craft_env.eval.transcript import game_transcript, parse_turns
+from craft_env.eval.replay.page import board_boxes, json_for_html, render_html, replay_data
+from craft_env.eval.results.taxonomy import classify
+from craft_env.eval.replay.transcript import game_transcript, parse_turns
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -92,7 +92,7 @@ def test_a_wall_shows_a_large_block_as_small_when_its_partner_is_off_the_wall():
     # D1 sees column j = 0: the block (0,0)-(0,1) has one half there, so D1 sees size 1;
     # D2 sees row i = 0 and both halves, size 2.
     target = Structure.empty().apply(Move.place("bl", (0, 0), span_to=(0, 1), layer=0))
-    from craft_env.eval.replay import _walls
+    from craft_env.eval.replay.page import _walls
 
     walls = _walls(target)
     assert walls["D1"]["layers"][0][0] == [1, 1]

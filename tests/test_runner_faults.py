@@ -15,9 +15,9 @@ import pytest
 import craft_env
 from craft_env.cli import main
 from craft_env.datasets import load_structures
-from craft_env.eval.logs import read_games
-from craft_env.eval.runner import load_settings, run_benchmark
-from craft_env.eval.settings import RunSettings
+from craft_env.eval.logs.games import read_games
+from craft_env.eval.run.runner import load_settings, run_benchmark
+from craft_env.eval.run.settings import RunSettings
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -26,8 +26,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 GATED_RUN = r"""
 import asyncio, sys
 from pathlib import Path
-from craft_env.eval.llm import import_litellm
-from craft_env.eval.provider import request_context, scripted_reply
+from craft_env.models.llm import import_litellm
+from craft_env.eval.run.provider import request_context, scripted_reply
 
 litellm = import_litellm()
 gate = Path(sys.argv[1])
@@ -99,7 +99,7 @@ def test_a_killed_run_leaves_no_stuck_lock(tmp_path):
     _wait_for_first_line(first, out / "run_1" / "log.jsonl")
     first.kill()
     first.communicate()
-    from craft_env.eval.lock import RunLock
+    from craft_env.eval.run.lock import RunLock
 
     with RunLock(out):
         pass
@@ -141,7 +141,7 @@ def test_log_lines_without_turn_number_or_progress_are_skipped(tmp_path):
     log.write_text("\n".join(json.dumps(r) for r in broken) + "\n")
     games = read_games(log)
     assert sum(len(g.turns) for g in games.values()) == len(turns) - 2
-    from craft_env.eval.report import write_report
+    from craft_env.eval.report.report import write_report
 
     write_report([out], plots=False)
 
@@ -231,7 +231,7 @@ def test_a_mistyped_model_is_refused_before_any_game(tmp_path, capsys):
 
 
 def test_the_cause_of_an_errored_game_is_on_the_terminal(tmp_path, capsys):
-    from craft_env.eval.llm import import_litellm
+    from craft_env.models.llm import import_litellm
 
     litellm = import_litellm()
 
@@ -255,7 +255,7 @@ def test_credentials_in_the_api_base_reach_no_file(tmp_path):
     config = (out / "config.json").read_text()
     assert "hunter2pass" not in config and "tok-SECRET-123" not in config and "alice" not in config
     assert "localhost:9/v1" in config and "mode=fast" in config
-    from craft_env.eval.redact import Redactor
+    from craft_env.models.redact import Redactor
 
     redactor = Redactor()
     redactor.add_url(api_base)

@@ -21,8 +21,8 @@ from craft_env.core.rules import partner_cell
 from craft_env.core.observation import builder_obs_dim, director_obs_dim
 from craft_env.core.views import ALL_SEATS, DEFAULT_SEATS, check_seats, seat_cells
 from craft_env.envs.craft import BUILDER
-from craft_env.eval.runner import run_benchmark
-from craft_env.eval.settings import RunSettings
+from craft_env.eval.run.runner import run_benchmark
+from craft_env.eval.run.settings import RunSettings
 from craft_env.text import (
     director_frame_description,
     intent_to_text,
@@ -303,8 +303,8 @@ def test_cli_run_records_the_seats_and_resume_refuses_others(tmp_path, capsys):
 
 
 def test_replay_and_transcript_show_the_seated_walls(tmp_path):
-    from craft_env.eval.replay import replay_data
-    from craft_env.eval.transcript import game_transcript
+    from craft_env.eval.replay.page import replay_data
+    from craft_env.eval.replay.transcript import game_transcript
 
     out = tmp_path / "near"
     run_benchmark(RunSettings(out=str(out), structures=[0], turns=2, seats=("D0", "D2")))
@@ -323,7 +323,7 @@ def test_api_resume_refuses_other_seats(tmp_path):
 
 
 def test_export_to_the_paper_format_refuses_other_seats(tmp_path):
-    from craft_env.eval.paperlogs import export_paper_logs
+    from craft_env.eval.logs.paperlogs import export_paper_logs
 
     out = tmp_path / "run"
     run_benchmark(RunSettings(out=str(out), structures=[0], turns=2, seats=ALL_SEATS))
@@ -377,7 +377,7 @@ def test_a_d0_directors_text_observation_and_prompt_name_its_seat():
 
 
 def test_play_takes_only_a_seated_seat():
-    from craft_env.eval.play import play_settings
+    from craft_env.eval.run.play import play_settings
 
     with pytest.raises(ValueError, match="seat"):
         play_settings("D0", out="unused")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from parse_timing import LINEAR_LIMIT, growth
 
-from craft_env.agents.llm import builder_action, parse_director_reply
+from craft_env.text.replies import builder_action, parse_director_reply
 from craft_env.core.intents import intent_table
 from craft_env.text import parse_builder_reply, parse_director_message, parse_move, text_to_intent
 
@@ -85,7 +85,7 @@ def test_long_replies_are_read_off_the_event_loop(monkeypatch):
         model = "fake/long"
 
         async def acomplete(self, messages, context=None):
-            from craft_env.eval.llm import Completion
+            from craft_env.models.llm import Completion
 
             return Completion(text="x" * (agent_llm.PARSE_OFF_LOOP_CHARS + 1) + "\nMOVE: place gs (0,0) L0")
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from craft_env.core.encoding import BLOCK_CODES
 from craft_env.core.moves import Move
-from craft_env.text import BuilderReply, ParseError, format_move, parse_builder_reply, parse_move
+from craft_env.text import ParsedBuilderReply, ParseError, format_move, parse_builder_reply, parse_move
 
 
 def same(a: Move, b: Move) -> bool:
@@ -176,7 +176,7 @@ REPLY_CASES = [
 @pytest.mark.parametrize("text, move, question, followed", REPLY_CASES)
 def test_parse_builder_reply_table(text, move, question, followed):
     reply = parse_builder_reply(text)
-    assert isinstance(reply, BuilderReply)
+    assert isinstance(reply, ParsedBuilderReply)
     assert same(reply.move, move), text
     assert reply.question == question
     assert reply.followed == followed

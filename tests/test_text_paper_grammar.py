@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from craft_env import Move
-from craft_env.agents.llm import builder_action
+from craft_env.text.replies import builder_action
 from craft_env.core.encoding import BLOCK_CODES, format_position
 from craft_env.text import ParseError, parse_builder_reply
 from craft_env.text.paper_grammar import read_paper_reply

@@ -12,14 +12,13 @@ Public nouns: ``Structure``, ``Move``, ``IllegalMoveError``,
 
 The three modules are defined once, in ``craft_env.core``: ``craft_env.oracle``
 *is* ``craft_env.core.oracle`` (the same module object, registered under both
-names so ``import craft_env.oracle`` and ``from craft_env.oracle import ...``
+names so ``import craft_env.core.oracle`` and ``from craft_env.core.oracle import ...``
 work), and likewise ``metrics`` and ``views``.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any
 
 from craft_env.core import metrics, oracle, views
@@ -29,10 +28,6 @@ from craft_env.core.moves import Move
 from craft_env.datasets import load_eval_set, load_structures, save_structures
 
 __version__ = "0.1.0"
-
-for _name, _module in {"metrics": metrics, "oracle": oracle, "views": views}.items():
-    sys.modules[f"{__name__}.{_name}"] = _module
-del _name, _module
 
 _LAZY = {
     "env": ("craft_env.envs.craft", "env"),

@@ -211,8 +211,8 @@ class UsageError(ValueError):
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    from craft_env.eval.runner import load_settings
-    from craft_env.eval.settings import RESULT_FIELDS, RunSettings
+    from craft_env.eval.run.runner import load_settings
+    from craft_env.eval.run.settings import RESULT_FIELDS, RunSettings
 
     given = {field: getattr(args, field) for field in _RESUMABLE if getattr(args, field) is not None}
     common = {
@@ -245,7 +245,7 @@ def _settings(args: argparse.Namespace) -> Any:
 
 def _agree(given: dict[str, Any], saved: Any, what: str, advice: str) -> None:
     """Refuse a result-changing option that differs from the saved run's."""
-    from craft_env.eval.settings import RunSettings
+    from craft_env.eval.run.settings import RunSettings
 
     for field, value in given.items():
         wanted = getattr(RunSettings(out=saved.out, **{field: value}), field)
@@ -257,11 +257,11 @@ def _agree(given: dict[str, Any], saved: Any, what: str, advice: str) -> None:
 
 def _check_models(settings: Any) -> None:
     """Every model string names a provider litellm knows and has its key, before any game starts."""
-    from craft_env.eval.settings import is_model
+    from craft_env.eval.run.settings import is_model
 
     models = {settings.director_model, settings.builder_model}
     for model in sorted(m for m in models if is_model(m)):
-        from craft_env.eval.llm import check_model
+        from craft_env.models.llm import check_model
 
         try:
             check_model(model, settings.api_base)
@@ -280,12 +280,13 @@ def _print_errors(summaries: list[dict[str, Any]], limit: int = 5) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from craft_env.eval.report import print_tables, terminal_console, write_report
-    from craft_env.eval.runner import run_benchmark, seed_cache
+    from craft_env.eval.report.report import print_tables, write_report
+    from craft_env.eval.results.terminal import terminal_console
+    from craft_env.eval.run.runner import run_benchmark, seed_cache
 
     settings = _settings(args)
     if args.dry_run:
-        from craft_env.eval.dryrun import describe, estimate
+        from craft_env.eval.run.dryrun import describe, estimate
 
         print(describe(estimate(settings)))
         return 0
@@ -307,7 +308,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 settings, resume=args.resume, progress=not args.no_progress, console=console
             )
     except KeyboardInterrupt:
-        from craft_env.eval.runner import interrupted_note
+        from craft_env.eval.run.runner import interrupted_note
 
         print(f"{PROG}: {interrupted_note(settings.out)}", file=sys.stderr)
         return 130
@@ -324,7 +325,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from craft_env.eval.report import print_tables, write_report
+    from craft_env.eval.report.report import print_tables, write_report
 
     results, target = write_report(args.dirs, args.out, plots=not args.no_plots)
     print_tables(results)
@@ -365,7 +366,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from craft_env.eval.play import play, play_settings
+    from craft_env.eval.run.play import play, play_settings
 
     settings = play_settings(
         args.seat, args.structure, args.others, args.out, dataset=args.dataset, api_base=args.api_base,
@@ -378,7 +379,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from craft_env.eval.replay import write_replay
+    from craft_env.eval.replay.page import write_replay
 
     path, games = write_replay(args.dirs, args.output)
     print(f"Wrote {games} game(s) to {path}")
@@ -386,7 +387,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_transcript(args: argparse.Namespace) -> int:
-    from craft_env.eval.transcript import game_transcript
+    from craft_env.eval.replay.transcript import game_transcript
 
     text = game_transcript(args.dir, args.game, args.turns)
     if args.output:
@@ -398,7 +399,7 @@ def cmd_transcript(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from craft_env.eval.paperlogs import import_paper_logs
+    from craft_env.eval.logs.paperlogs import import_paper_logs
 
     written = import_paper_logs(args.path, args.output)
     print(f"Imported into {', '.join(str(p) for p in written)}; read with craft-env report.")
@@ -406,7 +407,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from craft_env.eval.paperlogs import export_paper_logs
+    from craft_env.eval.logs.paperlogs import export_paper_logs
 
     written = export_paper_logs(args.dir, args.output)
     print(f"Wrote {len(written)} game file(s) in the paper's format under {args.output}")
@@ -438,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except (UsageError, ValueError) as error:
-        from craft_env.eval.redact import redact
+        from craft_env.models.redact import redact
 
         print(f"{PROG}: error: {redact(str(error))}", file=sys.stderr)
         return 2

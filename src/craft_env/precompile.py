@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from craft_env import metrics, oracle, views
+from craft_env.core import metrics, oracle, views
 from craft_env.agents.scripted import ScriptedDirector
 from craft_env.core.batch import PARALLEL_MIN_BATCH
 from craft_env.core.board import Structure

@@ -21,6 +21,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
+from craft_env.core.protocol import CRAFT
+from craft_env.core.protocol import Protocol as Rules
 from craft_env.core.views import DEFAULT_SEATS
 
 
@@ -73,8 +75,8 @@ class AgentContext:
     ``candidates`` is the oracle's shortlist shown to the builder (``None``
     without the oracle condition, and always ``None`` for directors).
     ``structure_index`` and ``run`` identify the game (they fix a director's
-    archetype); ``turn`` is 1-based. ``protocol`` names the rules of play
-    (``core.protocol``); ``tool`` is the builder's ``simulate_move`` tool
+    archetype); ``turn`` is 1-based. ``protocol`` is the rules of play
+    (a ``core.protocol.Protocol``, resolved once by the run settings); ``tool`` is the builder's ``simulate_move`` tool
     (``agents.tools``), ``None`` without the tool condition.
     """
 
@@ -89,7 +91,7 @@ class AgentContext:
     run: int = 1
     candidates: tuple[Move, ...] | None = None
     archetype: str | None = None
-    protocol: str = "craft"
+    protocol: Rules = CRAFT
     tool: Any = None
     seats: tuple[str, ...] = DEFAULT_SEATS
 

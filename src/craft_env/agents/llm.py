@@ -4,18 +4,14 @@ The agent builds its prompt (``prompts``), asks its client for a reply and
 reads the reply robustly. The client is injected: anything with
 ``async acomplete(messages)`` returning an object with ``text``,
 ``prompt_tokens``, ``completion_tokens``, ``cost`` and ``latency`` (the
-runner passes ``craft_env.eval.llm.ModelClient``), so this module never
+runner passes ``craft_env.models.llm.ModelClient``), so this module never
 imports litellm and is testable with a fake.
 
-Director replies: ``<think>`` is private, ``<message>`` public; tags may be
-missing, mis-cased or unclosed. A reply without a ``<message>`` tag uses
-the text outside ``<think>`` as the message and records why; an empty
-reply says nothing. Builder replies go through
-``craft_env.text.parse_builder_reply``: a readable move is sent to the
-environment as its canonical line (so the environment judges exactly what
-the model meant, layer claim included), a question as ``QUESTION: ...``,
-and an unreadable reply is sent as raw text so that the environment fails
-the turn with the parse error as its reason.
+Replies are read by ``craft_env.text.replies`` (the one home of model-text
+parsing): a director's ``<message>``, a builder's move as the canonical line
+the environment judges, a question as ``QUESTION: ...``, and an unreadable
+reply as raw text so that the environment fails the turn with the parse
+error as its reason.
 
 Each call carries the agent's ``AgentContext`` with the request
 (``acomplete(messages, context=...)``; the model client hands it to
@@ -27,30 +23,18 @@ which keeps the whole model path testable offline.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import hashlib
 import json
-import re
 from typing import Any, Protocol
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
 from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
 from craft_env.agents.tools import tool_loop
-from craft_env.core.protocol import get_protocol
-from craft_env.text import ParseError, parse_builder_reply
+from craft_env.text.replies import builder_action, clip, parse_director_reply
 
-MAX_MESSAGE_CHARS = 1200
-MAX_ENV_TEXT_CHARS = 4000
 MAX_RAW_CHARS = 20000
 #: Replies at least this long are read in a worker thread, off the event loop.
 PARSE_OFF_LOOP_CHARS = 20000
-
-_THINK_OPEN = re.compile(r"<\s*think(?:ing)?\s*>", re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"<\s*/\s*think(?:ing)?\s*>", re.IGNORECASE)
-_MESSAGE_OPEN = re.compile(r"<\s*message\s*>", re.IGNORECASE)
-_MESSAGE = re.compile(r"<\s*message\s*>(.*?)(?:<\s*/\s*message\s*>|\Z)", re.IGNORECASE | re.DOTALL)
-_FENCE = re.compile(r"^[ \t]*(```|~~~)[\w+-]*[ \t]*$", re.MULTILINE)
-_STRAY_TAG = re.compile(r"<\s*/?\s*(?:think(?:ing)?|message)\s*>", re.IGNORECASE)
 
 
 class CompletionLike(Protocol):
@@ -75,118 +59,11 @@ def messages_key(messages: list[dict[str, Any]]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying how long it was."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"... [cut: {len(text)} characters in all]"
-
-
-# ------------------------------------------------------------- reply reading
-
-
-def split_think(text: str) -> tuple[str, str]:
-    """``(private, public)``: the reply's ``<think>`` blocks, and everything else.
-
-    A block runs from ``<think>`` to its ``</think>``, whatever it holds
-    (a drafted ``<message>`` stays private); an unclosed block runs to the
-    next ``<message>`` tag or the end. A ``</think>`` with no opening tag
-    before it (chat templates that open the block themselves) makes all
-    text before it private. One pass over the tag positions: linear.
-    """
-    closes = [m.span() for m in _THINK_CLOSE.finditer(text)]
-    messages = [m.start() for m in _MESSAGE_OPEN.finditer(text)]
-    private: list[str] = []
-    public: list[str] = []
-    pos = 0
-    first_open = _THINK_OPEN.search(text)
-    if closes and (first_open is None or closes[0][0] < first_open.start()):
-        private.append(text[: closes[0][0]])
-        pos = closes[0][1]
-    while pos <= len(text):
-        opening = _THINK_OPEN.search(text, pos)
-        if opening is None:
-            public.append(text[pos:])
-            break
-        public.append(text[pos: opening.start()])
-        close = next_at_or_after(closes, opening.end())
-        if close is not None:
-            private.append(text[opening.end(): close[0]])
-            pos = close[1]
-            continue
-        message = next_at_or_after([(m, m) for m in messages], opening.end())
-        end = message[0] if message is not None else len(text)
-        private.append(text[opening.end(): end])
-        public.append(text[end:])
-        break
-    think = "\n".join(part.strip() for part in private if part.strip())
-    return think, "".join(public)
-
-
-def next_at_or_after(spans: list[tuple[int, int]], position: int) -> tuple[int, int] | None:
-    """The first span in sorted ``spans`` starting at or after ``position``."""
-    index = bisect.bisect_left(spans, (position, -1))
-    return spans[index] if index < len(spans) else None
-
-
 async def _read(parse, text: str, *args: Any):
     """``parse(text, *args)``, in a worker thread when ``text`` is long enough to stall other games."""
     if isinstance(text, str) and len(text) >= PARSE_OFF_LOOP_CHARS:
         return await asyncio.to_thread(parse, text, *args)
     return parse(text, *args)
-
-
-def parse_director_reply(text: str) -> tuple[str, str, str | None]:
-    """``(think, message, reason)`` from a director's reply; ``reason`` is ``None`` when well formed."""
-    if not isinstance(text, str) or not text.strip():
-        return "", "", "empty reply"
-    think, public = split_think(_FENCE.sub("", text))
-    message_match = _MESSAGE.search(public)
-    reason = None
-    if message_match:
-        message = _STRAY_TAG.sub(" ", message_match.group(1)).strip()
-        if not message:
-            reason = "empty <message> tag"
-    else:
-        message = _STRAY_TAG.sub(" ", public).strip()
-        reason = (
-            "no <message> tag; used the reply outside <think> as the message"
-            if message
-            else ("no <message> tag and nothing outside <think>")
-        )
-    message = " ".join(message.split())
-    if len(message) > MAX_MESSAGE_CHARS:
-        message = message[:MAX_MESSAGE_CHARS]
-        reason = (reason + "; " if reason else "") + f"message cut to {MAX_MESSAGE_CHARS} characters"
-    return think, message, reason
-
-
-def builder_action(
-    text: str, n: int, height: int, tolerant_span: bool = False
-) -> tuple[str, tuple[str, ...], str, str | None]:
-    """``(text for the env, followed seats, think, reason)`` from a builder's reply.
-
-    ``tolerant_span``: the paper's reading of a small block with a span
-    (``text.paper_grammar``); ``reason`` then notes what was ignored.
-    """
-
-    if not isinstance(text, str) or not text.strip():
-        return "", (), "", "empty reply"
-    think, body = split_think(text)
-    try:
-        reply = parse_builder_reply(body, n, height, tolerant_span)
-    except ParseError as error:
-        return clip(body.strip(), MAX_ENV_TEXT_CHARS), (), think, error.reason
-    followed = reply.followed_seats
-    if reply.move is None or reply.move.action == "noop":
-        question = " ".join((reply.question or "").split())
-        return (
-            (f"QUESTION: {clip(question, MAX_MESSAGE_CHARS)}" if question else "pass"),
-            followed,
-            think,
-            None,
-        )
-    return str(reply.move), followed, think, reply.note
 
 
 # ---------------------------------------------------------------------- agents
@@ -234,7 +111,7 @@ class LLMBuilder:
         else:
             completion = await self.client.acomplete(messages, context=context)
             usage = Usage.of(completion)
-        tolerant = get_protocol(context.protocol).tolerant_span
+        tolerant = context.protocol.tolerant_span
         action, followed, think, reason = await _read(
             builder_action, completion.text, context.n, context.height, tolerant
         )

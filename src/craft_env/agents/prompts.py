@@ -20,7 +20,7 @@ import hashlib
 import random
 from typing import Any, Sequence
 
-from craft_env.core.protocol import ARCHETYPES_PAPER, get_protocol
+from craft_env.core.protocol import ARCHETYPES_PAPER, CRAFT, Protocol
 from craft_env.core.views import DEFAULT_SEATS
 
 PROMPT_VERSION = "craft-prompts-v1"
@@ -68,9 +68,9 @@ def paper_archetype_for(structure_index: int, run: int, seat: str) -> str:
     return random.Random(seed).choice(ARCHETYPE_NAMES)
 
 
-def archetype_of(protocol: object, structure_index: int, run: int, seat: str) -> str:
+def archetype_of(protocol: Protocol, structure_index: int, run: int, seat: str) -> str:
     """The archetype of ``seat`` in game (``structure_index``, ``run``) as ``protocol`` assigns it."""
-    if get_protocol(protocol).archetypes == ARCHETYPES_PAPER:
+    if protocol.archetypes == ARCHETYPES_PAPER:
         return paper_archetype_for(structure_index, run, seat)
     return archetype_for(structure_index, run, seat)
 
@@ -132,12 +132,12 @@ def _rules(n: int, height: int, seats: Sequence[str] = DEFAULT_SEATS) -> str:
     )
 
 
-def _protocol_notes(protocol: object, sees: str, seats: Sequence[str] = DEFAULT_SEATS) -> list[str]:
-    return _paper_notes(seats, sees) if get_protocol(protocol).directors_see_walls else []
+def _protocol_notes(protocol: Protocol, sees: str, seats: Sequence[str] = DEFAULT_SEATS) -> list[str]:
+    return _paper_notes(seats, sees) if protocol.directors_see_walls else []
 
 
 def director_system_prompt(
-    seat: str, archetype: str, n: int, height: int, protocol: object = "craft",
+    seat: str, archetype: str, n: int, height: int, protocol: Protocol = CRAFT,
     seats: Sequence[str] = DEFAULT_SEATS,
 ) -> str:
     """The director's standing instructions: rules, seat, personality, answer format."""
@@ -164,7 +164,7 @@ def director_system_prompt(
 
 
 def builder_system_prompt(
-    n: int, height: int, oracle: bool, protocol: object = "craft", seats: Sequence[str] = DEFAULT_SEATS
+    n: int, height: int, oracle: bool, protocol: Protocol = CRAFT, seats: Sequence[str] = DEFAULT_SEATS
 ) -> str:
     """The builder's standing instructions: rules, move syntax, answer format."""
     last, top = n - 1, min(2, height - 1)
@@ -201,7 +201,7 @@ def builder_system_prompt(
 
 
 def director_messages(
-    observation_text: str, seat: str, archetype: str, n: int, height: int, protocol: object = "craft",
+    observation_text: str, seat: str, archetype: str, n: int, height: int, protocol: Protocol = CRAFT,
     seats: Sequence[str] = DEFAULT_SEATS,
 ) -> list[dict[str, Any]]:
     """The chat messages for a director's turn (``seats``: every seated director)."""
@@ -229,7 +229,7 @@ def builder_messages(
     n: int,
     height: int,
     oracle: bool,
-    protocol: object = "craft",
+    protocol: Protocol = CRAFT,
     max_tool_calls: int = 0,
     seats: Sequence[str] = DEFAULT_SEATS,
 ) -> list[dict[str, Any]]:

@@ -23,12 +23,12 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from craft_env import metrics, oracle
+from craft_env.core import metrics, oracle
 from craft_env.agents.base import AgentContext, BuilderReply, Usage
 from craft_env.agents.scripted import ScriptedBuilder
 from craft_env.core.board import Structure, cached_move
 from craft_env.core.encoding import action_table
-from craft_env.core.protocol import Protocol, get_protocol, move_reason
+from craft_env.core.protocol import Protocol, move_reason
 from craft_env.text import ParseError, parse_builder_reply, parse_move
 
 SIMULATE_MOVE = "simulate_move"
@@ -115,8 +115,8 @@ class MoveSimulator:
         return max(legal, key=lambda c: c["result"]["progress"], default=None)
 
 
-def make_simulator(board: Structure, target: Structure, protocol: object, max_calls: int) -> MoveSimulator:
-    return MoveSimulator(board, target, get_protocol(protocol), max_calls)
+def make_simulator(board: Structure, target: Structure, protocol: Protocol, max_calls: int) -> MoveSimulator:
+    return MoveSimulator(board, target, protocol, max_calls)
 
 
 # ---------------------------------------------------------------- model builders

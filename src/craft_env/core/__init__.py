@@ -8,8 +8,8 @@ No PettingZoo, Gymnasium or litellm here. Modules:
 * ``moves``: ``Move``, one builder move, and its action id;
 * ``generator``: seeded targets, the same on every platform;
 * ``views``: seats and the directors' wall views;
-* ``oracle``: keep levels, distance, optimal moves, plan (``craft_env.oracle``);
-* ``metrics``: the paper's metrics and our strict one (``craft_env.metrics``);
+* ``oracle``: keep levels, distance, optimal moves, plan (public as ``craft_env.oracle``);
+* ``metrics``: the paper's metrics and our strict one (public as ``craft_env.metrics``);
 * ``starts``: partial starting boards cut from a target;
 * ``intents``: the directors' discrete vocabulary and its mask;
 * ``scripted``: the scripted director's choice (the offline team);
@@ -19,8 +19,8 @@ No PettingZoo, Gymnasium or litellm here. Modules:
 * ``game``: the one game kernel: reset, turn, director and builder steps for one episode row;
 * ``records``: the game's records packed for calls from Python (one numba structref each);
 * ``batch``: the vector env's drivers, looping the game kernel over a batch of episodes;
-* ``batch_kernels``: rules, oracle and metrics over a batch of boards (benchmarks and tests);
-* ``caches``: numba's caches of these kernels, dropped when a source is newer (run on import).
+* ``caches``: numba's caches of these kernels, dropped when a source is newer (run on import);
+* ``jit``: saying when a kernel is about to compile, and calling a compiled entry without numba's typing.
 """
 
 from craft_env.core.caches import drop_stale_caches

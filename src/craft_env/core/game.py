@@ -234,7 +234,7 @@ def pair_cells(n: int) -> np.ndarray:
     return np.stack([table.cell_a[ids], table.cell_b[ids]], axis=1).astype(np.int16)
 
 
-def make_config(
+def config_record(
     seats, intents, n, height, max_turns, oracle_n, reward, start, director_order, director_sees,
     protocol: Protocol = CRAFT, fixed_targets=None,
 ) -> Config:

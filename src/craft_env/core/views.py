@@ -72,6 +72,11 @@ def agent_name(seat: str) -> str:
     return f"director_{seat[1:]}"
 
 
+#: The envs' agent names: the builder, and the directors of the default seats.
+BUILDER = "builder"
+DIRECTORS = tuple(agent_name(seat) for seat in DEFAULT_SEATS)
+
+
 def seat_cells(seat: str, n: int) -> list[tuple[int, int]]:
     """The cells on ``seat``'s wall, left to right from that seat."""
     if seat == "D0":

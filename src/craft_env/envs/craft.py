@@ -101,7 +101,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
 from craft_env.core.protocol import SPEAKERS_WITH_REPLACEMENT
-from craft_env.core.views import DEFAULT_SEATS, agent_name, director_views
+from craft_env.core.views import BUILDER, DIRECTORS, agent_name, director_views
 from craft_env.envs import render as drawing
 from craft_env.envs.config import make_config, turns_for_cycles
 from craft_env.envs.game import CraftGame
@@ -114,8 +114,6 @@ from craft_env.envs.textobs import (
 )
 
 #: The agents under the default seats; an env's own are ``possible_agents`` (``seats`` keyword).
-DIRECTORS = tuple(agent_name(seat) for seat in DEFAULT_SEATS)
-BUILDER = "builder"
 AGENTS = (*DIRECTORS, BUILDER)
 # Not "parallelizable" in PettingZoo's sense (``aec_to_parallel``): the AEC env changes state within a
 # cycle (a later director hears the earlier ones) and the speaking order is shuffled each turn.

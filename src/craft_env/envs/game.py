@@ -17,18 +17,17 @@ edited from outside.
 
 from __future__ import annotations
 
-import logging
 import secrets
 from typing import Any
 
 import numpy as np
-from numba import typeof
 
 from craft_env.core import game as kernels
 from craft_env.core import rules
 from craft_env.core.board import Structure, cached_moves
 from craft_env.core.encoding import action_table
 from craft_env.core.intents import intent_table
+from craft_env.core.jit import announce_cold_kernels, compiled_entry
 from craft_env.core.moves import Move
 from craft_env.core.observation import (
     builder_obs_dim,
@@ -37,57 +36,9 @@ from craft_env.core.observation import (
     played_fraction,
     state_dim,
 )
-from craft_env.core.protocol import get_protocol
 from craft_env.core.random import normalise_seed
 from craft_env.envs.config import EnvConfig
 from craft_env.text import ParseError, parse_builder_reply, parse_director_message
-
-COMPILING_MESSAGE = "compiling kernels (first run only)"
-_log = logging.getLogger("craft_env")
-_announced = False
-
-
-def announce_cold_kernels(*kernels_used) -> bool:
-    """Say ``COMPILING_MESSAGE`` (a logging warning, so it reaches stderr) when a kernel has no cache yet.
-
-    Checked once per process, on the numba dispatchers ``kernels_used``
-    (their on-disk cache index is empty, missing or stale: numba is about
-    to compile). Returns whether it was said.
-    """
-    global _announced
-    if _announced:
-        return False
-    _announced = True
-    for kernel in kernels_used:
-        try:
-            cold = not kernel._cache._cache_file._load_index()
-        except (AttributeError, OSError, EOFError, ValueError):  # other numba internals: say nothing
-            return False
-        if cold:
-            _log.warning(COMPILING_MESSAGE)
-            return True
-    return False
-
-
-def compiled_entry(kernel: Any, example_args: tuple) -> Any:
-    """``kernel``'s compiled function for the types of ``example_args``, compiled (or loaded) now.
-
-    A numba dispatcher works out the types of its arguments on every call;
-    for the game's two records (about 40 arrays and numbers) that costs
-    about as much as the turn itself. ``CraftGame`` passes the same record
-    objects, the same row views and plain ints on every call, so it calls
-    the compiled function directly. Only for such callers: the compiled
-    function does not check what it is given. When numba does not expose
-    it, this is ``kernel`` itself.
-    """
-    try:
-        signature = tuple(typeof(arg) for arg in example_args)
-        kernel.compile(signature)
-        return kernel.overloads[signature].entry_point
-    except (AttributeError, KeyError, TypeError, ValueError) as error:
-        _log.debug("calling %s through its dispatcher: %s", getattr(kernel, "__name__", kernel), error)
-        return kernel
-
 
 class CraftGame:
     """Episode state and rules for one game (see the module docstring)."""
@@ -110,7 +61,7 @@ class CraftGame:
         self.state_dim = state_dim(n, height, self.num_directors, self.num_intents)
         announce_cold_kernels(kernels.play_builder, kernels.reset_episode)
         fixed = None if config.structure is None else config.structure.array[None]
-        self.kernel_config = kernels.make_config(
+        self.kernel_config = kernels.config_record(
             seats, self.intents, n, height, config.max_turns, config.oracle_n, config.reward, config.start,
             config.director_order, config.director_sees, config.protocol, fixed,
         )
@@ -313,7 +264,7 @@ class CraftGame:
 
     def _action_from_text(self, text: str) -> tuple[int, Move | None, str | None, str | None]:
         try:
-            tolerant = get_protocol(getattr(self.config, "protocol", "craft")).tolerant_span
+            tolerant = self.config.protocol.tolerant_span
             reply = parse_builder_reply(text, self.n, self.height, tolerant)
         except ParseError as error:
             return -1, None, None, f"could not parse the builder's reply: {error.reason}"

@@ -21,7 +21,6 @@ import re
 import string
 import unicodedata
 
-from craft_env.core.protocol import get_protocol
 from craft_env.core.views import seat_view
 from craft_env.text import (
     describe_board,
@@ -88,7 +87,7 @@ def conversation_text(game, keep=None) -> str:
 
 def game_protocol(game):
     """The ``Protocol`` the game is played under (``craft`` when its config names none)."""
-    return get_protocol(getattr(game.config, "protocol", "craft"))
+    return game.config.protocol
 
 
 def _fitted(head: list[str], game, tail: list[str], title: str = "Conversation so far:", keep=None) -> str:

@@ -92,13 +92,11 @@ from craft_env.core.intents import intent_table
 from craft_env.core.metrics import METRIC_NAMES
 from craft_env.core.observation import builder_obs_dim, director_obs_dim, state_dim
 from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed, normalise_seed
-from craft_env.core.views import DEFAULT_SEATS, agent_name
+from craft_env.core.views import BUILDER, agent_name
 from craft_env.envs.config import make_config
-from craft_env.envs.game import announce_cold_kernels, compiled_entry
+from craft_env.core.jit import announce_cold_kernels, compiled_entry
 
 #: The directors under the default seats; an env's own are ``directors`` (``seats`` keyword).
-DIRECTORS = tuple(agent_name(seat) for seat in DEFAULT_SEATS)
-BUILDER = "builder"
 ROLES = ("directors", "builder")
 
 
@@ -171,7 +169,7 @@ class CraftVectorEnv:
         if fixed is not None:
             fixed_targets = np.stack([fixed[i % len(fixed)].array for i in range(B)]).astype(np.int8)
         self._fixed = fixed
-        config = game.make_config(
+        config = game.config_record(
             self.seats, self.intents, n, height, cfg_obj.max_turns, cfg_obj.oracle_n, cfg_obj.reward,
             cfg_obj.start,
             cfg_obj.director_order, cfg_obj.director_sees, cfg_obj.protocol, fixed_targets,
@@ -339,7 +337,7 @@ class CraftVectorEnv:
         return self._observations(), views["rewards"], views["terminations"], views["truncations"], infos
 
     def _call(self, kernel: Any, *buffers: np.ndarray) -> None:
-        """``kernel(records, *buffers)`` through its compiled entry (``envs.game.compiled_entry``).
+        """``kernel(records, *buffers)`` through its compiled entry (``core.jit.compiled_entry``).
 
         Every step passes the same packed records and this env's own buffers,
         so numba's per-call typing is skipped; the entry is made on first use.

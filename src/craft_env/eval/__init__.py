@@ -1,14 +1,17 @@
-"""Running the benchmark and reporting it.
+"""Running the benchmark and reading what it wrote: one sub-package per job.
 
-* ``runner``: many games concurrently, logged turn by turn, resumable;
-* ``settings``: the validated run settings (``config.json``);
-* ``llm``: the litellm model client (retries, usage, cost, record/replay);
-* ``cache``, ``jsonl``, ``redact``: the record/replay cache, crash-safe
-  JSON Lines, and keeping secrets out of files;
-* ``provider``: the offline ``scripted/`` litellm provider;
-* ``logs``, ``table``, ``taxonomy``, ``report``, ``plots``: logs in, the
-  paper's Table 1, the failure taxonomy and PNG plots out.
+* ``logs``: run directories and paper result logs in, one record per game
+  out (``GameLog``, ``RunResult``), crash-safe JSON Lines;
+* ``results``: a run's numbers (Table 1 rows, statistics, taxonomy, diagnostics);
+* ``run``: playing many games (settings, runner, resume, lock, dry run, a
+  person's seat);
+* ``report``: the paper's Table 1, statistics, the failure taxonomy,
+  diagnostics and plots, from logs alone;
+* ``judges``: the SG/MM/PS judges and credit over logged games;
+* ``replay``: the offline replay page and Markdown transcripts.
 
-Nothing here imports litellm or matplotlib until a model is called or a
-plot is drawn.
+Imports run down only, in the order of docs/architecture.md: ``logs``,
+``results``, ``run``, ``judges``, ``report``, ``replay``.
+Model calls go through ``craft_env.models``, below this package
+(docs/architecture.md).
 """

@@ -1,6 +1,6 @@
 """The language layer: game state to text for a model, and text back to moves and intents.
 
-Depends on ``craft_env.core`` only. Three parts:
+Depends on ``craft_env.core`` only; every reading of model text lives here. Its parts:
 
 * ``moves``: ``format_move`` (canonical line), ``parse_move`` (forgiving:
   JSON, fences, prose, coordinate variants), ``parse_builder_reply``
@@ -10,6 +10,10 @@ Depends on ``craft_env.core`` only. Three parts:
   for free-form messages, slot and layer names, the seat's frame for prompts.
 * ``describe``: the board, a wall view, candidate moves and the conversation
   as compact deterministic text.
+* ``replies``: a model's whole reply: ``<think>`` split off, a director's
+  ``<message>``, a builder's action for the env (``builder_action``).
+* ``paper_grammar``: the paper's reply grammar and the moves its logs record
+  (``move_from_paper``).
 
 Every parser raises ``ParseError`` (a ``ValueError`` with ``.reason`` and
 ``.text``) and nothing else on bad text.
@@ -17,7 +21,7 @@ Every parser raises ``ParseError`` (a ``ValueError`` with ``.reason`` and
 
 from craft_env.text.describe import describe_board, describe_candidates, describe_conversation, describe_view
 from craft_env.text.errors import ParseError
-from craft_env.text.moves import BuilderReply, find_positions, format_move, parse_builder_reply, parse_move
+from craft_env.text.moves import ParsedBuilderReply, find_positions, format_move, parse_builder_reply, parse_move
 from craft_env.text.speech import (
     NOOP_TEXT,
     describe_intents,
@@ -33,7 +37,7 @@ from craft_env.text.speech import (
 
 __all__ = [
     "NOOP_TEXT",
-    "BuilderReply",
+    "ParsedBuilderReply",
     "ParseError",
     "describe_board",
     "describe_candidates",

@@ -31,7 +31,7 @@ from craft_env.text._vocab import bound_text, find_code, find_colour, find_size,
 from craft_env.text.errors import ParseError
 from craft_env.text.paper_grammar import read_paper_reply
 
-__all__ = ["BuilderReply", "format_move", "parse_builder_reply", "parse_move", "find_positions"]
+__all__ = ["ParsedBuilderReply", "format_move", "parse_builder_reply", "parse_move", "find_positions"]
 
 NO_MOVE_FOUND = (
     "no move found: expected e.g. 'place gs (0,0) L0', 'place gl (1,1)-(1,2) L0', 'remove (0,2) L2' or 'noop'"
@@ -512,7 +512,7 @@ def parse_move(text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEIGHT) -> M
 
 
 @dataclass(frozen=True)
-class BuilderReply:
+class ParsedBuilderReply:
     """A parsed builder turn.
 
     ``move`` is the move to play (the no-op when the builder asks a
@@ -620,8 +620,8 @@ def _find_followed(body: str) -> tuple[str, ...]:
 
 def _reply(
     move: Move, question: str | None, seats: tuple[str, ...], text: str, note: str | None = None
-) -> BuilderReply:
-    return BuilderReply(move, question, seats[0] if seats else None, text, note=note, followed_seats=seats)
+) -> ParsedBuilderReply:
+    return ParsedBuilderReply(move, question, seats[0] if seats else None, text, note=note, followed_seats=seats)
 
 
 _WORD_RE = re.compile(r"[A-Za-z]{2,}")
@@ -657,7 +657,7 @@ def _statements(body: str) -> str:
 
 def parse_builder_reply(
     text: str, n: int = DEFAULT_N, height: int = DEFAULT_HEIGHT, tolerant_span: bool = False
-) -> BuilderReply:
+) -> ParsedBuilderReply:
     """Read a builder's turn: its move, or a clarifying question, and whom it followed.
 
     A reply in the paper's grammar (``PLACE:code:pos:L[:span]:CONFIRM:...``,

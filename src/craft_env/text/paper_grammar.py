@@ -22,14 +22,19 @@ large block). Either way ``PaperReply.note`` says so.
 
 Every step is a bounded ``str.split`` or a prefix test: no regular
 expressions, so the time is linear in the text's length.
+
+``move_from_paper`` reads a move as the paper's result logs record it (a
+JSON dict: ``docs/paper-logs.md``), with the same tolerances.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from craft_env.core.encoding import BLOCK_CODES, parse_position
 from craft_env.core.moves import Move
+from craft_env.core.protocol import Protocol
 from craft_env.text.errors import ParseError
 
 KEYWORDS = ("PLACE", "REMOVE", "CLARIFY")
@@ -135,3 +140,31 @@ def read_paper_reply(text: str, tolerant_span: bool = False, n: int | None = Non
     except ValueError as error:
         raise ParseError(str(error), text) from None
     return PaperReply(move, confirmation=confirmation, note=note)
+
+
+def move_from_paper(data: Any, protocol: Protocol) -> tuple[Move | None, str | None]:
+    """``(move, note)`` from a move as the paper's logs record it (a dict); ``(None, reason)`` when it cannot be read at all.
+
+    The layer is taken as logged (``int()`` as the paper does). A remove's
+    code and span are ignored (our remove takes the whole top block); a
+    small block's span is ignored under ``tolerant_span``.
+    """
+    if not isinstance(data, dict):
+        return None, f"move: expected a dict, got {data!r}"
+    action = str(data.get("action", "")).strip().lower()
+    try:
+        layer = None if data.get("layer") is None else int(data["layer"])
+        if action == "remove":
+            return Move.remove(data.get("position"), layer), None
+        if action == "place":
+            block = str(data.get("block", "")).strip().lower()
+            span = data.get("span_to")
+            note = None
+            if span not in (None, "") and block.endswith("s") and protocol.tolerant_span:
+                note, span = f"span_to {span} ignored: {block} is a small block", None
+            return Move.place(block, data.get("position"), span if span not in ("",) else None, layer), note
+    except (TypeError, ValueError) as error:
+        return None, str(error)
+    if action in ("clarify", "noop", "pass"):
+        return Move.noop(), None
+    return None, f"action: expected place or remove, got {data.get('action')!r}"

@@ -15,7 +15,7 @@ from typing import Any
 
 from craft_env.eval.judges.scoring import answer_of
 from craft_env.eval.judges.questions import family_questions
-from craft_env.eval.stats import NAN, weighted_kappa
+from craft_env.eval.results.stats import NAN, weighted_kappa
 
 ORDINAL = {"No": 0, "Unclear": 1, "N/A": 1, "Yes": 2}
 

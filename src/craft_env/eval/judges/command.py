@@ -9,8 +9,8 @@ from craft_env.eval.judges.questions import parse_families
 from craft_env.eval.judges.run import JudgeSettings, judge
 from craft_env.eval.judges.scoring import load_judged, score_table
 from craft_env.eval.judges.tables import pm
-from craft_env.eval.llm import missing_environment
-from craft_env.eval.report import rich_table, terminal_console
+from craft_env.models.llm import missing_environment
+from craft_env.eval.results.terminal import rich_table, terminal_console
 
 
 def add_judge_parser(commands: Any) -> None:

@@ -29,8 +29,8 @@ from craft_env.core.views import seat_cells
 from craft_env.eval.judges.items import JudgedItem
 from craft_env.eval.judges.parse import Answer
 from craft_env.eval.judges.questions import MM, PS, SG, family_questions
-from craft_env.eval.taxonomy import classify
-from craft_env.oracle import optimal_moves
+from craft_env.eval.results.taxonomy import classify
+from craft_env.core.oracle import optimal_moves
 from craft_env.text import find_positions, intent_move, parse_director_message
 
 ENGINE = "engine"

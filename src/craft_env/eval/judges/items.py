@@ -34,7 +34,7 @@ from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.core.views import seat_view
 from craft_env.envs.game import CraftGame
-from craft_env.eval.jsonl import read_jsonl
+from craft_env.models.jsonl import read_jsonl
 from craft_env.eval.judges.questions import (
     BOARD,
     BUILDER,
@@ -48,9 +48,9 @@ from craft_env.eval.judges.questions import (
     TARGET_VIEW,
     THINK,
 )
-from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, GameLog, read_games
-from craft_env.eval.settings import RunSettings
-from craft_env.oracle import optimal_moves
+from craft_env.eval.logs.games import CONFIG_NAME, LOG_NAME, GameLog, read_games
+from craft_env.eval.run.settings import RunSettings
+from craft_env.core.oracle import optimal_moves
 from craft_env.text import describe_board, describe_candidates, describe_conversation, describe_view
 
 WINDOW = 12

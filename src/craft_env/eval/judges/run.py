@@ -24,17 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from craft_env.eval.cache import ReplayCache
-from craft_env.eval.jsonl import AppendOnlyJsonl, read_jsonl
+from craft_env.models.cache import ReplayCache
+from craft_env.models.jsonl import AppendOnlyJsonl, read_jsonl
 from craft_env.eval.judges.engine import ENGINE, engine_answers
 from craft_env.eval.judges.items import JudgedItem, load_items
 from craft_env.eval.judges.offline import registered
 from craft_env.eval.judges.parse import parse_judge_reply
 from craft_env.eval.judges.prompts import JUDGE_PROMPT_VERSION, judge_messages
 from craft_env.eval.judges.questions import FAMILIES, family_questions
-from craft_env.eval.llm import ModelCallError, ModelClient
-from craft_env.eval.progress import ProgressBar
-from craft_env.eval.redact import Redactor
+from craft_env.models.llm import ModelCallError, ModelClient
+from craft_env.eval.run.progress import ProgressBar
+from craft_env.models.redact import Redactor
 
 log = logging.getLogger(__name__)
 

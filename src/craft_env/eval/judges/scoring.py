@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from craft_env.eval.jsonl import read_jsonl
+from craft_env.models.jsonl import read_jsonl
 from craft_env.eval.judges.questions import PS, QUESTIONS, family_questions
 from craft_env.eval.judges.run import JUDGES_DIR
-from craft_env.eval.stats import mean_sem
+from craft_env.eval.results.stats import mean_sem
 
 SCORINGS = ("default", "paper")
 COUNTED = ("Yes", "No", "Unclear", "N/A", "missing", "unreadable")

@@ -16,7 +16,7 @@ from typing import Any
 from craft_env.eval.judges.agreement import agreement, answer_pairs
 from craft_env.eval.judges.questions import FAMILIES, QUESTIONS
 from craft_env.eval.judges.scoring import family_stats, load_judged, question_stats, score_table
-from craft_env.eval.stats import pearson, spearman
+from craft_env.eval.results.stats import pearson, spearman
 
 Table = tuple[str, list[str], list[list[str]]]
 

@@ -35,9 +35,9 @@ from craft_env.eval.leaderboard.entries import (
 from craft_env.eval.leaderboard.entryfile import is_entry_file, read_entry
 from craft_env.eval.leaderboard.published import published_table, published_entries
 from craft_env.eval.leaderboard.targets import COMPLEXITIES, structure_key, targets_named
-from craft_env.eval.replay import block_colours, load_runs, target_picture, write_replay
-from craft_env.eval.stats import json_safe
-from craft_env.eval.taxonomy import CATEGORIES
+from craft_env.eval.replay.page import block_colours, load_runs, target_picture, write_replay
+from craft_env.eval.results.taxonomy import CATEGORIES
+from craft_env.models.jsonl import json_safe
 
 log = logging.getLogger(__name__)
 

@@ -27,17 +27,18 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from craft_env.core.protocol import get_protocol, is_completed
+from craft_env.core.protocol import is_completed
 from craft_env.core.views import DEFAULT_SEATS
-from craft_env.eval.diagnostics import credit_lambda
 from craft_env.eval.judges.tables import judged_summary
 from craft_env.eval.leaderboard.behaviour import BehaviourCounts, game_behaviour, total
 from craft_env.eval.leaderboard.targets import complexity_of, identify_dataset, paper_log_dataset, structure_key
-from craft_env.eval.logs import GameLog
-from craft_env.eval.report import load_results
-from craft_env.eval.results import RunResult
-from craft_env.eval.table import METRICS, final_metrics, mean_sem
-from craft_env.eval.taxonomy import CATEGORIES, taxonomy
+from craft_env.eval.logs.games import GameLog
+from craft_env.eval.report.report import load_results
+from craft_env.eval.results.diagnostics import credit_lambda
+from craft_env.eval.results.results import RunResult
+from craft_env.eval.results.stats import mean_sem
+from craft_env.eval.results.table import METRICS, final_metrics
+from craft_env.eval.results.taxonomy import CATEGORIES, taxonomy
 
 RUN, PAPER_LOGS, ENTRY_FILE, PUBLISHED = "run", "paper logs", "entry file", "published"
 JUDGE_FAMILIES = ("SG", "MM", "PS")
@@ -238,7 +239,7 @@ def _judges(result: RunResult) -> dict[str, Any] | None:
 
 def from_result(result: RunResult, key: str, kind: str, dataset: str, complexity: dict[str, str]) -> Entry:
     """An entry from a report row (a run directory's pooled runs, or one paper-log group)."""
-    rules = get_protocol(result.protocol)
+    rules = result.rules
     turns = [t for g in result.games for t in g.turns]
     credit = credit_lambda(turns, result.seats)
     return Entry(

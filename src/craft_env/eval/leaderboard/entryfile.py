@@ -40,10 +40,10 @@ from craft_env.eval.leaderboard.entries import (
     entries_from_path,
 )
 from craft_env.eval.leaderboard.targets import bundled_targets, complexity_of, structure_key
-from craft_env.eval.logs import CONFIG_NAME, LOG_NAME
-from craft_env.eval.paperlogs import paper_log_files
-from craft_env.eval.stats import json_safe
-from craft_env.eval.taxonomy import CATEGORIES
+from craft_env.eval.logs.games import CONFIG_NAME, LOG_NAME
+from craft_env.eval.logs.paperlogs import paper_log_files
+from craft_env.eval.results.taxonomy import CATEGORIES
+from craft_env.models.jsonl import json_safe
 
 FORMAT = "craft-env leaderboard entry"
 VERSION = 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from craft_env.eval.replay import drawing_script, page_html
+from craft_env.eval.replay.page import drawing_script, page_html
 
 
 def _asset(name: str) -> str:

@@ -175,7 +175,7 @@ class RunSettings:
                     f"{self.dataset!r}"
                 )
             self.dataset = os.path.abspath(self.dataset)
-        get_protocol(self.protocol)
+        self.rules = get_protocol(self.protocol)
         if not isinstance(self.builder_tools, bool):
             raise ValueError(f"builder_tools: expected a bool, got {self.builder_tools!r}")
         _positive_int("max_tool_calls", self.max_tool_calls)

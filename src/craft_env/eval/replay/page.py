@@ -6,8 +6,8 @@ dataset, rebuilds the board after every turn, computes each director's
 view of the target with ``craft_env.core.views`` (apparent sizes), the
 taxonomy category of every move (``taxonomy.classify``) and the final
 Table-1 metrics, and embeds it all as one JSON block. The page script
-(``replay_assets/replay.js``, after ``draw.js``, the drawing it shares with
-the leaderboard) draws boards as isometric SVG and shows the turn's
+(``assets/replay.js``, after ``assets/draw.js``, the drawing it shares
+with the leaderboard) draws boards as isometric SVG and shows the turn's
 conversation, candidates and outcome.
 
 Safety: the data block is JSON with ``<``, ``>``, ``&`` and the line
@@ -50,11 +50,10 @@ from craft_env.core.moves import Move
 from craft_env.core.views import DEFAULT_SEATS, SEAT_SIDES, hidden_cells, seat_cells, seat_view
 from craft_env.datasets import load_dataset
 from craft_env.envs.render import BLOCK_RGB, face_colours
-from craft_env.eval.jsonl import read_jsonl
-from craft_env.eval.logs import LOG_NAME, GameLog, read_games
-from craft_env.eval.report import _read_config, _run_dirs
-from craft_env.eval.table import METRICS, final_metrics
-from craft_env.eval.taxonomy import classify
+from craft_env.models.jsonl import read_jsonl
+from craft_env.eval.logs.games import LOG_NAME, GameLog, read_config, read_games, run_dirs
+from craft_env.eval.results.table import METRICS, final_metrics
+from craft_env.eval.results.taxonomy import classify
 
 log = logging.getLogger(__name__)
 
@@ -116,11 +115,11 @@ def load_runs(paths: list[str | os.PathLike]) -> list[RunGames]:
         path = Path(raw)
         if not path.is_dir():
             raise ValueError(f"replay: {os.fspath(raw)!r} is not a directory")
-        found = _run_dirs(path)
+        found = run_dirs(path)
         if not found:
             raise ValueError(f"replay: no run logs (run_<k>/{LOG_NAME}) under {os.fspath(raw)!r}")
         out = path.parent if found == [path] else path
-        config = _read_config(out)
+        config = read_config(out)
         for run in found:
             games = read_games(run / LOG_NAME)
             _latest_attempt_turns(run / LOG_NAME, games)
@@ -201,7 +200,8 @@ def _apply(board: Any, move: Any) -> Any:
         return board
 
 
-def _move_text(move: Any) -> str | None:
+def move_text(move: Any) -> str | None:
+    """A logged move (its JSON dict) as the move grammar writes it; the JSON itself when it is no valid move."""
     if not isinstance(move, dict):
         return None
     try:
@@ -311,8 +311,8 @@ def _turn_record(turn: dict[str, Any], after: Any) -> dict[str, Any]:
             "reason": _text(builder.get("reason")),
         },
         "question": _text(turn.get("question")),
-        "oracle": None if offered is None else [_move_text(m) for m in offered],
-        "move": _text(turn.get("move")) or _move_text(move),
+        "oracle": None if offered is None else [move_text(m) for m in offered],
+        "move": _text(turn.get("move")) or move_text(move),
         "legal": None if legal is None else bool(legal),
         "reason": _text(turn.get("reason")),
         "optimal": optimal,
@@ -409,7 +409,7 @@ def replay_data(paths: list[str | os.PathLike]) -> dict[str, Any]:
 
 
 def _asset(name: str) -> str:
-    return (resources.files("craft_env.eval") / "replay_assets" / name).read_text(encoding="utf-8")
+    return (resources.files("craft_env.eval.replay") / "assets" / name).read_text(encoding="utf-8")
 
 
 def json_for_html(data: Any) -> str:

@@ -22,14 +22,14 @@ import asyncio
 import logging
 import os
 import random
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from craft_env.eval.cache import ReplayCache, cache_key
-from craft_env.eval.provider import CONTEXT_KEY, register_scripted_provider
-from craft_env.eval.redact import Redactor
+from craft_env.models.cache import ReplayCache, cache_key
+from craft_env.models.redact import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +66,25 @@ class Completion:
     """Function calls the model asked for (``{"id", "name", "arguments"}``, arguments as JSON text)."""
 
 
+#: Key of the calling agent's context in the litellm request metadata (written here, read by custom providers).
+CONTEXT_KEY = "craft_env_context"
+_provider_registrars: list[Callable[[Any], None]] = []
+
+
+def add_provider(registrar: Callable[[Any], None]) -> None:
+    """Have ``registrar(litellm)`` add a custom provider when litellm is imported (at once if it already is).
+
+    The layers above register theirs (``eval.run.provider``, the built-in
+    agents behind ``scripted/`` model names), so this client never imports them.
+    """
+    if registrar not in _provider_registrars:
+        _provider_registrars.append(registrar)
+    if "litellm" in sys.modules:
+        registrar(sys.modules["litellm"])
+
+
 def import_litellm() -> Any:
-    """Import litellm with its cost map read locally (no network at import time)."""
+    """Import litellm with its cost map read locally (no network at import time), custom providers added."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         import litellm
@@ -76,7 +93,8 @@ def import_litellm() -> Any:
 
 
     litellm.suppress_debug_info = True
-    register_scripted_provider(litellm)
+    for registrar in _provider_registrars:
+        registrar(litellm)
     return litellm
 
 

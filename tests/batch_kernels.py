@@ -1,4 +1,4 @@
-"""Batched core kernels over stacks of boards, for benchmarks and tests (the game does not use them).
+"""Batched core kernels over stacks of boards, for tests and benchmarks only (the package does not use them).
 
 A batch of boards is an ``int8`` array ``(B, n*n, h)``: the single-board
 layout of ``encoding`` stacked along a leading axis, so ``boards[b]`` *is* a

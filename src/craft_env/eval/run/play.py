@@ -16,9 +16,9 @@ from typing import Any
 
 from craft_env.agents.human import HumanBuilder, HumanDirector, Terminal
 from craft_env.core.views import DEFAULT_SEATS, check_seats
-from craft_env.eval.logs import LOG_NAME, read_games, run_dir
-from craft_env.eval.runner import run_benchmark
-from craft_env.eval.settings import BUILT_IN, PERSON_SEATS, RunSettings
+from craft_env.eval.logs.games import LOG_NAME, read_games, run_dir
+from craft_env.eval.run.runner import run_benchmark
+from craft_env.eval.run.settings import BUILT_IN, PERSON_SEATS, RunSettings
 
 __all__ = ["PERSON_SEATS", "play", "play_settings"]
 

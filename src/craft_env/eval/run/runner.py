@@ -39,17 +39,18 @@ from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector
 from craft_env.agents.tools import ToolBuilder, make_simulator
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
-from craft_env.core.protocol import get_protocol, is_completed
+from craft_env.core.protocol import CRAFT, Protocol, is_completed
 from craft_env.core.views import DEFAULT_SEATS
-from craft_env.eval.cache import ReplayCache
-from craft_env.eval.jsonl import read_jsonl
-from craft_env.eval.llm import Budget, ModelCallError, ModelClient
-from craft_env.eval.lock import RunLock
-from craft_env.eval.logs import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
-from craft_env.eval.progress import ProgressBar
-from craft_env.eval.redact import Redactor
-from craft_env.eval.settings import RESULT_FIELDS, RunSettings, game_seed, is_model
-from craft_env.eval.table import table_row
+from craft_env.models.cache import ReplayCache
+from craft_env.models.jsonl import read_jsonl
+from craft_env.models.llm import Budget, ModelCallError, ModelClient
+from craft_env.eval.run.lock import RunLock
+from craft_env.eval.logs.games import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
+from craft_env.eval.run import provider  # noqa: F401  (registers the scripted/ models with the model client)
+from craft_env.eval.run.progress import ProgressBar
+from craft_env.models.redact import Redactor
+from craft_env.eval.run.settings import RESULT_FIELDS, RunSettings, game_seed, is_model
+from craft_env.eval.results.table import table_row
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +238,7 @@ def _turn_fields(
 
 
 def _context(
-    env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turns: int, protocol: str = "craft",
+    env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turns: int, protocol: Protocol = CRAFT,
     max_tool_calls: int = 0,
 ) -> AgentContext:
     u = env.unwrapped
@@ -263,7 +264,7 @@ def _context(
     )
 
 
-def _tool(u: Any, protocol: str, max_tool_calls: int) -> Any:
+def _tool(u: Any, protocol: Protocol, max_tool_calls: int) -> Any:
     """The builder's ``simulate_move`` tool for this turn (it scores against the target, as the paper's)."""
     return make_simulator(u.board, u.game.target_structure(), protocol, max_tool_calls)
 
@@ -297,7 +298,7 @@ def env_options(spec: GameSpec, settings: RunSettings, text_observations: bool) 
         "text_observations": text_observations,
     }
     if settings.protocol != "craft":
-        options["protocol"] = settings.protocol
+        options["protocol"] = settings.rules
     if settings.seats != DEFAULT_SEATS:
         options["seats"] = settings.seats
     return options
@@ -334,7 +335,7 @@ async def play_game(
                 continue
             obs = env.observe(agent)
             tools = settings.max_tool_calls if settings.builder_tools else 0
-            context = _context(env, agent, obs, spec, settings.turns, settings.protocol, tools)
+            context = _context(env, agent, obs, spec, settings.turns, settings.rules, tools)
             if agent != BUILDER:
                 reply = await directors[context.seat].act(context)
                 env.step(reply.message)
@@ -383,7 +384,7 @@ async def play_game(
         env.close()
     final = dict(last_info.get("metrics") or {})
     exact = bool(last_info) and int(last_info.get("distance", 1)) == 0
-    completed = is_completed(get_protocol(settings.protocol), final.get("progress", 0.0), exact)
+    completed = is_completed(settings.rules, final.get("progress", 0.0), exact)
     run_log.game_event(
         "done",
         spec.index,
@@ -537,7 +538,7 @@ async def _run_one(
     selected = {(run, s.index) for s in specs}
     done = [g for key, g in sorted(games.items()) if key in selected and g.status == "done"]
     errored = len(specs) - len(done)
-    row = table_row(done, errored, settings.protocol)
+    row = table_row(done, errored, settings.rules)
     summary = {
         "run": run,
         "director_model": settings.director_model,

@@ -9,12 +9,14 @@ model path (prompts, litellm, retries, cache, reply parsing, logs) runs
 offline and deterministically in tests and demos. Judge prompts
 (``eval.judges``) are answered by the engine judge.
 
-Registered on the first litellm import by ``craft_env.eval.llm``.
+Importing this module registers it with the model client (``craft_env.models.llm.add_provider``), which adds it
+to litellm on import.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from craft_env.agents.llm import messages_key
@@ -24,11 +26,18 @@ from craft_env.agents.tools import scripted_tool_reply
 from craft_env.core.board import cached_move
 from craft_env.core.encoding import action_table
 from craft_env.core.rules import landing_layer_at
-from craft_env.eval.judges import offline
+from craft_env.models.llm import CONTEXT_KEY, add_provider
 
 PROVIDER = "scripted"
-#: Key of the calling agent's context in the litellm request metadata (set by ``eval.llm``, read here).
-CONTEXT_KEY = "craft_env_context"
+#: Answerers tried before the agents: each takes the messages and returns a reply, or ``None`` when the chat is
+#: not its own (the engine judge adds one: ``eval.judges.offline``).
+_prompt_answerers: list[Callable[[list[dict[str, Any]]], str | None]] = []
+
+
+def answer_prompts_with(answerer: Callable[[list[dict[str, Any]]], str | None]) -> None:
+    """Let ``answerer`` reply first to the chats it recognises (added once)."""
+    if answerer not in _prompt_answerers:
+        _prompt_answerers.append(answerer)
 
 
 def request_context(handler_kwargs: dict[str, Any]) -> Any:
@@ -44,9 +53,10 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], context: Any = No
     A builder with the ``simulate_move`` tool (``agents.tools``) answers
     with a list of tool calls first, then with the best legal move.
     """
-    judged = offline.offline_judge_reply(messages)
-    if judged is not None:
-        return judged
+    for answerer in _prompt_answerers:
+        answered = answerer(messages)
+        if answered is not None:
+            return answered
     if context is None:
         return "<think>I was called without a game.</think>\n<message>I have nothing to add.</message>"
     randomised = model.split("/", 1)[-1].startswith("random")
@@ -120,3 +130,6 @@ def register_scripted_provider(litellm: Any) -> None:
         *litellm.custom_provider_map,
         {"provider": PROVIDER, "custom_handler": ScriptedLLM()},
     ]
+
+
+add_provider(register_scripted_provider)

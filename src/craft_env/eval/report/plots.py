@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from craft_env.eval.diagnostics import diagnostics_row, seated
+from craft_env.eval.results.diagnostics import diagnostics_row, seated
 from craft_env.eval.judges.questions import QUESTIONS
 from craft_env.eval.judges.tables import judged_summary
 

@@ -29,14 +29,15 @@ turns once.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from craft_env.eval.jsonl import AppendOnlyJsonl, read_jsonl
-from craft_env.eval.redact import Redactor
+from craft_env.models.jsonl import AppendOnlyJsonl, read_jsonl
+from craft_env.models.redact import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -140,3 +141,25 @@ class RunLog:
 
     def close(self) -> None:
         self._writer.close()
+
+
+def read_config(out: Path) -> dict[str, Any]:
+    """A run directory's ``config.json`` (empty when missing or unreadable, with a warning for the latter)."""
+    path = out / CONFIG_NAME
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        log.warning("%s: unreadable config; showing the run without it", path)
+        return {}
+
+
+def run_dirs(path: Path) -> list[Path]:
+    """``path`` itself when it holds a game log, else its ``run_N`` folders that do, in run order."""
+    if (path / LOG_NAME).exists():
+        return [path]
+    found = [p for p in path.glob("run_*") if (p / LOG_NAME).exists()]
+    return sorted(
+        found, key=lambda p: int(p.name.split("_", 1)[1]) if p.name.split("_", 1)[1].isdigit() else 0
+    )

@@ -39,15 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from craft_env import metrics, oracle
+from craft_env.core import metrics, oracle
 from craft_env.core.board import Structure
 from craft_env.core.encoding import format_position, parse_position
 from craft_env.core.moves import Move
-from craft_env.core.protocol import Protocol, buildable, get_protocol, is_completed, move_reason
+from craft_env.core.protocol import Protocol, get_protocol, is_completed, move_reason
 from craft_env.core.views import DEFAULT_SEATS, seat_cells
 from craft_env.datasets import load_dataset, save_structures
-from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, GameLog, RunLog, read_games
-from craft_env.eval.results import RunResult
+from craft_env.models.jsonl import json_safe
+from craft_env.text.paper_grammar import move_from_paper
+from craft_env.eval.logs.games import CONFIG_NAME, LOG_NAME, GameLog, RunLog, read_games
 
 log = logging.getLogger(__name__)
 
@@ -133,18 +134,6 @@ class Replayer:
 # ------------------------------------------------------------------- reading logs
 
 
-def json_safe(value: Any) -> Any:
-    """``value`` with non-finite floats written as the strings ``"Infinity"``, ``"-Infinity"``, ``"NaN"``
-    (the paper's logs hold ``Infinity``; our JSONL is strict JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [json_safe(v) for v in value]
-    return value
-
-
 def _spans(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -157,34 +146,6 @@ def board_from_paper(structure: Any, spans: Any, n: int = 3, height: int = 3) ->
     for key, stack in structure.items():
         cells[format_position(parse_position(key, n, field="structure"))] = stack
     return Structure.from_dict({"structure": cells, "spans": _spans(spans)}, n=n, height=height)
-
-
-def move_from_paper(data: Any, protocol: Protocol) -> tuple[Move | None, str | None]:
-    """``(move, note)`` from a paper move dict; ``(None, reason)`` when it cannot be read at all.
-
-    The layer is taken as logged (``int()`` as the paper does). A remove's
-    code and span are ignored (our remove takes the whole top block); a
-    small block's span is ignored under ``tolerant_span``.
-    """
-    if not isinstance(data, dict):
-        return None, f"move: expected a dict, got {data!r}"
-    action = str(data.get("action", "")).strip().lower()
-    try:
-        layer = None if data.get("layer") is None else int(data["layer"])
-        if action == "remove":
-            return Move.remove(data.get("position"), layer), None
-        if action == "place":
-            block = str(data.get("block", "")).strip().lower()
-            span = data.get("span_to")
-            note = None
-            if span not in (None, "") and block.endswith("s") and protocol.tolerant_span:
-                note, span = f"span_to {span} ignored: {block} is a small block", None
-            return Move.place(block, data.get("position"), span if span not in ("",) else None, layer), note
-    except (TypeError, ValueError) as error:
-        return None, str(error)
-    if action in ("clarify", "noop", "pass"):
-        return Move.noop(), None
-    return None, f"action: expected place or remove, got {data.get('action')!r}"
 
 
 @dataclass
@@ -481,7 +442,8 @@ def game_level(game: PaperGame) -> list[dict[str, Any]]:
     return [d for d in game.disagreements if d["turn"] == 0]
 
 
-def _game_logs(games: list[PaperGame]):
+def game_logs(games: list[PaperGame]) -> list[GameLog]:
+    """The replayed paper games as our game records, in (run, structure) order."""
     out = []
     for game in sorted(games, key=lambda g: (g.run, g.structure_index)):
         marker = {
@@ -497,7 +459,8 @@ def _game_logs(games: list[PaperGame]):
     return out
 
 
-def _group_config(games: list[PaperGame]) -> dict[str, Any]:
+def group_config(games: list[PaperGame]) -> dict[str, Any]:
+    """Run settings (``config.json`` keys) that one group of paper games shares."""
     first = games[0]
     return {
         "director_model": first.director,
@@ -513,28 +476,17 @@ def _group_config(games: list[PaperGame]) -> dict[str, Any]:
     }
 
 
-def _groups(games: list[PaperGame]) -> dict[tuple[str, str, str], list[PaperGame]]:
+def group_games(games: list[PaperGame]) -> dict[tuple[str, str, str], list[PaperGame]]:
+    """Paper games by (condition, director, builder), in sorted order."""
     groups: dict[tuple[str, str, str], list[PaperGame]] = {}
     for game in games:
         groups.setdefault(game.group, []).append(game)
     return dict(sorted(groups.items()))
 
 
-def paper_results(path: str | os.PathLike) -> list[Any]:
-    """Report rows (``results.RunResult``) for the paper logs under ``path``: one per (condition, director,
-    builder), pooled over runs, with the replay's disagreements."""
-    results = []
-    for (condition, director, builder), games in _groups(read_paper_games(path)).items():
-        config = _group_config(games)
-        result = RunResult(f"{condition}/{director}_{builder}", config, _game_logs(games), 0, config["turns"])
-        result.row["unbuildable"] = sum(1 for g in games if not buildable(g.target, g.protocol))
-        results.append(result)
-    return results
-
-
 def import_paper_logs(path: str | os.PathLike, out: str | os.PathLike) -> list[Path]:
     """Write the paper logs under ``path`` as our run directories in ``out`` (one per group if several)."""
-    groups = _groups(read_paper_games(path))
+    groups = group_games(read_paper_games(path))
     written = []
     for (condition, director, builder), games in groups.items():
         target_dir = Path(out) if len(groups) == 1 else Path(out) / f"{condition}__{director}_{builder}"
@@ -546,7 +498,7 @@ def import_paper_logs(path: str | os.PathLike, out: str | os.PathLike) -> list[P
         for game in games:
             structures[game.structure_index] = game.target
         save_structures(structures, target_dir / "structures.json")
-        config = _group_config(games)
+        config = group_config(games)
         config.update(
             dataset=os.path.abspath(target_dir / "structures.json"),
             created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),

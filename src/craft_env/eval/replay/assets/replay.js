@@ -1,4 +1,4 @@
-// CRAFT replay page (docs/replay.md). Draws what craft_env.eval.replay computed;
+// CRAFT replay page (docs/replay.md). Draws what craft_env.eval.replay.page computed;
 // every logged text goes into the page through textContent, never as markup.
 (function () {
   "use strict";

@@ -14,8 +14,8 @@ import json
 import os
 from typing import Any
 
-from craft_env.eval.jsonl import AppendOnlyJsonl, read_jsonl
-from craft_env.eval.redact import Redactor
+from craft_env.models.jsonl import AppendOnlyJsonl, read_jsonl
+from craft_env.models.redact import Redactor
 
 
 def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:

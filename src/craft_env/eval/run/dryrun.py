@@ -14,8 +14,8 @@ from typing import Any
 
 import craft_env
 from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
-from craft_env.eval.llm import import_litellm
-from craft_env.eval.settings import RunSettings, game_seed, is_model
+from craft_env.models.llm import import_litellm
+from craft_env.eval.run.settings import RunSettings, game_seed, is_model
 
 ASSUMED_REPLY_TOKENS = 300
 
@@ -51,13 +51,13 @@ def first_turn_prompts(settings: RunSettings) -> dict[str, list[dict[str, Any]]]
     seat = u.seat_of[env.agent_selection]
     director = director_messages(
         env.observe(env.agent_selection)["text"], seat, archetype_for(index, 1, seat), structure.n,
-        structure.height, seats=settings.seats,
+        structure.height, settings.rules, seats=settings.seats,
     )
     for _ in settings.seats:  # one speaking slot per seat
         env.step("Nothing to add from me.")
     text = env.observe("builder")["text"]
     builder = builder_messages(
-        text, structure.n, structure.height, bool(settings.oracle_n), seats=settings.seats
+        text, structure.n, structure.height, bool(settings.oracle_n), settings.rules, seats=settings.seats
     )
     env.close()
     return {"director": director, "builder": builder}

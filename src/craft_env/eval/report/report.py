@@ -17,16 +17,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from craft_env.eval.diagnostics import diagnostic_tables as team_tables
-from craft_env.eval.diagnostics import diagnostics_row
+from craft_env.eval.results.diagnostics import diagnostic_tables as team_tables
+from craft_env.eval.results.diagnostics import diagnostics_row
 from craft_env.eval.judges.tables import judge_tables, judged_summary
-from craft_env.eval.logs import CONFIG_NAME, LOG_NAME, GameLog, read_games
-from craft_env.eval.paperlogs import is_paper_log_path, paper_results
-from craft_env.eval.plots import draw_diagnostic_plots, draw_plots
-from craft_env.eval.results import RunResult
-from craft_env.eval.stats import json_safe
-from craft_env.eval.table import progress_curve, remove_curves
-from craft_env.eval.taxonomy import CATEGORIES
+from craft_env.eval.logs.games import LOG_NAME, GameLog, read_config, read_games, run_dirs
+from craft_env.eval.logs.paperlogs import is_paper_log_path
+from craft_env.eval.report.plots import draw_diagnostic_plots, draw_plots
+from craft_env.eval.results.results import RunResult, paper_results
+from craft_env.models.jsonl import json_safe
+from craft_env.eval.results.table import progress_curve, remove_curves
+from craft_env.eval.results.taxonomy import CATEGORIES
+from craft_env.eval.results.terminal import rich_table, terminal_console
 
 log = logging.getLogger(__name__)
 
@@ -40,26 +41,6 @@ TABLE1 = (
 TAXONOMY_HEADERS = ("Correct", "Layer", "Span", "Wrong colour", "Wrong pos.", "Other")
 
 
-def _read_config(out: Path) -> dict[str, Any]:
-    path = out / CONFIG_NAME
-    if not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        log.warning("%s: unreadable config; showing the run without it", path)
-        return {}
-
-
-def _run_dirs(path: Path) -> list[Path]:
-    if (path / LOG_NAME).exists():
-        return [path]
-    found = [p for p in path.glob("run_*") if (p / LOG_NAME).exists()]
-    return sorted(
-        found, key=lambda p: int(p.name.split("_", 1)[1]) if p.name.split("_", 1)[1].isdigit() else 0
-    )
-
-
 def load_results(paths: list[str | os.PathLike]) -> list[RunResult]:
     """Rows for every run under ``paths`` (plus a pooled row per directory with several runs)."""
     results: list[RunResult] = []
@@ -70,12 +51,12 @@ def load_results(paths: list[str | os.PathLike]) -> list[RunResult]:
             continue
         if not path.is_dir():
             raise ValueError(f"report: {os.fspath(raw)!r} is not a directory")
-        runs = _run_dirs(path)
+        runs = run_dirs(path)
         if not runs:
             raise ValueError(f"report: no run logs (run_<k>/{LOG_NAME}) under {os.fspath(raw)!r}")
         single_run_dir = runs == [path]
         out = path.parent if single_run_dir else path
-        config = _read_config(out)
+        config = read_config(out)
         max_turns = int(config.get("turns", 20))
         pooled_games: list[GameLog] = []
         pooled_errored = 0
@@ -104,7 +85,7 @@ def primary(results: list[RunResult]) -> list[RunResult]:
 def _pm(mean: float, sem: float) -> str:
     if math.isnan(mean):
         return "n/a"
-    return f"{mean:.3f} ± {sem:.3f}"
+    return f"{mean:.3f} ± n/a" if math.isnan(sem) else f"{mean:.3f} ± {sem:.3f}"
 
 
 def _num(value: float, signed: bool = False) -> str:
@@ -248,16 +229,6 @@ def markdown(results: list[RunResult]) -> str:
     return "\n".join(lines)
 
 
-def terminal_console() -> Any:
-    """A rich console (``None`` without rich); off a terminal, wide enough that tables never wrap."""
-    try:
-        from rich.console import Console
-    except ImportError:
-        return None
-    console = Console()
-    return console if console.is_terminal else Console(width=200)
-
-
 def print_tables(results: list[RunResult], console: Any = None) -> None:
     """The three tables in the terminal (rich; plain Markdown when rich is not installed)."""
     console = console or terminal_console()
@@ -266,18 +237,6 @@ def print_tables(results: list[RunResult], console: Any = None) -> None:
         return
     for title, headers, rows in _tables(results):
         console.print(rich_table(title, headers, rows))
-
-
-def rich_table(title: str, headers: list[str], rows: list[list[str]]) -> Any:
-    """A rich table of text cells: the first column left-aligned, the numbers right-aligned."""
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left")
-    for index, header in enumerate(headers):
-        table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
-    for cells in rows:
-        table.add_row(*cells)
-    return table
 
 
 def as_json(results: list[RunResult]) -> list[dict[str, Any]]:

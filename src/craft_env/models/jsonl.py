@@ -1,5 +1,12 @@
 """Append-only JSON Lines files that survive being killed mid-write.
 
+Every JSON file the package writes is strict JSON (no ``NaN`` or
+``Infinity`` tokens); ``json_safe`` is the one rule for the numbers JSON
+cannot hold (docs/benchmark.md, "Numbers in JSON files"): NaN (a value that
+is not defined, such as the SEM of one game) is ``null``, and an infinite
+value (the paper's logs hold ``Infinity`` distances) is the string
+``"Infinity"`` or ``"-Infinity"``.
+
 Writers append one redacted JSON object per line and flush at once, so a
 killed process loses at most the line it was writing. Readers skip a torn
 (unparseable) line instead of failing, and ``AppendOnlyJsonl`` first cuts
@@ -10,14 +17,26 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from craft_env.eval.redact import Redactor
+from craft_env.models.redact import Redactor
 
 log = logging.getLogger(__name__)
+
+
+def json_safe(value: Any) -> Any:
+    """A copy of nested dicts/lists/tuples with NaN as ``None`` and ±inf as ``"Infinity"``/``"-Infinity"``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def dumps(record: dict[str, Any]) -> str:

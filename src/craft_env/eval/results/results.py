@@ -1,19 +1,22 @@
 """One row of ``craft-env report``: a run's (or pooled runs') games, labelled, and their Table 1 row.
 
-Made by the report (``eval.report``, from run directories) and by the paper
-log importer (``eval.paperlogs``, one per condition and model pair).
+Made by the report (``eval.report``, from run directories) and, for the
+paper's result logs (``eval.logs.paperlogs``), by ``paper_results``: one per
+condition and model pair.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from craft_env.core.protocol import buildable, get_protocol
+from craft_env.core.protocol import Protocol, buildable, get_protocol
 from craft_env.core.views import DEFAULT_SEATS
 from craft_env.datasets import load_dataset
-from craft_env.eval.logs import GameLog
-from craft_env.eval.table import table_row
+from craft_env.eval.logs.games import GameLog
+from craft_env.eval.logs.paperlogs import game_logs, group_config, group_games, read_paper_games
+from craft_env.eval.results.table import table_row
 
 
 @dataclass
@@ -30,12 +33,13 @@ class RunResult:
     source: str | None = None
 
     def __post_init__(self) -> None:
-        self.row = table_row(self.games, self.errored, self.protocol)
-        self.row["unbuildable"] = unbuildable_targets(self.config, self.games)
+        self.rules = get_protocol(self.config.get("protocol", "craft"), "config.protocol")
+        self.row = table_row(self.games, self.errored, self.rules)
+        self.row["unbuildable"] = unbuildable_targets(self.config, self.games, self.rules)
 
     @property
     def protocol(self) -> str:
-        return str(self.config.get("protocol", "craft"))
+        return self.rules.name
 
     @property
     def seats(self) -> tuple[str, ...]:
@@ -63,13 +67,12 @@ class RunResult:
         return "?" if n is None else (str(n) if n else "off")
 
 
-def unbuildable_targets(config: dict[str, Any], games: list[GameLog]) -> int | None:
-    """How many of the games' targets the run's protocol cannot build (``None`` if the set is unreadable)."""
+def unbuildable_targets(config: dict[str, Any], games: list[GameLog], rules: Protocol) -> int | None:
+    """How many of the games' targets ``rules`` (the run's protocol) cannot build (``None`` if the set is unreadable)."""
 
     if config.get("source") == "paper logs":  # counted from the logged targets (eval.paperlogs)
         return None
     try:
-        rules = get_protocol(config.get("protocol", "craft"))
         if not rules.hidden_span_ban:
             return 0
         structures = load_dataset(config.get("dataset") or "craft")
@@ -77,3 +80,15 @@ def unbuildable_targets(config: dict[str, Any], games: list[GameLog]) -> int | N
         return None
     indices = sorted({g.structure_index for g in games})
     return sum(1 for i in indices if i < len(structures) and not buildable(structures[i], rules))
+
+
+def paper_results(path: str | os.PathLike) -> list[RunResult]:
+    """Report rows (``results.RunResult``) for the paper logs under ``path``: one per (condition, director,
+    builder), pooled over runs, with the replay's disagreements."""
+    results = []
+    for (condition, director, builder), games in group_games(read_paper_games(path)).items():
+        config = group_config(games)
+        result = RunResult(f"{condition}/{director}_{builder}", config, game_logs(games), 0, config["turns"])
+        result.row["unbuildable"] = sum(1 for g in games if not buildable(g.target, g.protocol))
+        results.append(result)
+    return results

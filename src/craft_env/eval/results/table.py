@@ -20,27 +20,15 @@ games that played that turn.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from craft_env.core.protocol import get_protocol, is_completed
-from craft_env.eval.logs import GameLog
-from craft_env.eval.taxonomy import taxonomy
+from craft_env.core.protocol import CRAFT, Protocol, is_completed
+from craft_env.eval.logs.games import GameLog
+from craft_env.eval.results.stats import mean_sem
+from craft_env.eval.results.taxonomy import taxonomy
 
 METRICS = ("progress", "completion", "position_accuracy", "iou")
-
-
-def mean_sem(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and standard error of the mean (sample std / sqrt(n)); SEM is 0 below two values."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan")
-    mean = sum(values) / n
-    if n < 2:
-        return mean, 0.0
-    variance = sum((v - mean) ** 2 for v in values) / (n - 1)
-    return mean, math.sqrt(variance / n)
 
 
 def final_metrics(game: GameLog) -> dict[str, float]:
@@ -60,9 +48,8 @@ def _rate(flags: list[bool]) -> float:
     return sum(flags) / len(flags) if flags else float("nan")
 
 
-def table_row(games: Sequence[GameLog], errored: int = 0, protocol: object = "craft") -> dict[str, Any]:
-    """Table 1 for ``games`` (finished games only), with extras (see the module docstring)."""
-    rules = get_protocol(protocol)
+def table_row(games: Sequence[GameLog], errored: int = 0, rules: Protocol = CRAFT) -> dict[str, Any]:
+    """Table 1 for ``games`` (finished games only) played under ``rules``, with extras (see the module docstring)."""
     row: dict[str, Any] = {"games": len(games), "errored": errored, "protocol": rules.name}
     finals = [final_metrics(g) for g in games]
     for name in METRICS:

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 NAN = float("nan")
 
 
 def mean_sem(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and standard error (sample std, ddof 1, over sqrt(n)); SEM is NaN below two values."""
+    """Mean and standard error (sample std, ddof 1, over sqrt(n)).
+
+    The one rule for small samples (docs/benchmark.md, "Numbers in JSON
+    files"): no values give NaN for both; one value gives its mean and a NaN
+    SEM, since a spread cannot be measured from one game (reports print
+    ``n/a``, JSON files ``null``).
+    """
     n = len(values)
     if n == 0:
         return NAN, NAN
@@ -87,14 +92,3 @@ def weighted_kappa(a: Sequence[int], b: Sequence[int], categories: int) -> float
     if expected == 0.0:
         return NAN
     return 1.0 - observed / expected
-
-
-def json_safe(value: Any) -> Any:
-    """A copy of nested dicts/lists/tuples with NaN as ``None`` (JSON has no NaN)."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value

@@ -14,8 +14,8 @@ import re
 from typing import Any
 
 from craft_env.core.views import DEFAULT_SEATS
-from craft_env.eval.logs import GameLog
-from craft_env.eval.replay import RunGames, _move_text, load_runs
+from craft_env.eval.logs.games import GameLog
+from craft_env.eval.replay.page import RunGames, move_text, load_runs
 
 _GAME_RE = re.compile(r"^(?:(?:run_)?(\d+)[/:])?(.+)$")
 _TURNS_RE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
@@ -65,7 +65,7 @@ def _outcome(turn: dict[str, Any]) -> str:
     builder = turn.get("builder") if isinstance(turn.get("builder"), dict) else {}
     followed = [str(s) for s in builder.get("followed") or []]
     who = "Builder follows " + "+".join(followed) if followed else "Builder follows nobody"
-    move = turn.get("move") or _move_text(turn.get("move_attempted"))
+    move = turn.get("move") or move_text(turn.get("move_attempted"))
     if turn.get("question") and not move:
         what = f'asks "{turn["question"]}"'
     else:
@@ -100,7 +100,7 @@ def transcript_markdown(run: RunGames, game: GameLog, turns: tuple[int, int] | N
         shown += 1
         offered = turn.get("oracle_moves")
         top = ("oracle off" if offered is None else
-               (_move_text(offered[0]) or "-") if offered else "none offered")
+               (move_text(offered[0]) or "-") if offered else "none offered")
         messages = " · ".join(
             f'{d.get("director", "?")}: "{d.get("message")}"' if d.get("message") is not None
             else f'{d.get("director", "?")}: (no message)'

@@ -1,0 +1,60 @@
+"""The JIT plumbing of the kernels: saying when numba is about to compile, and calling a compiled entry directly.
+
+The envs (``envs.game.CraftGame``, ``envs.vector``) call the game kernels of
+``core.game`` through these two helpers; they live beside the kernels so the
+core owns everything numba-specific (``core.caches`` drops stale caches,
+``craft_env.precompile`` fills them ahead of time).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from numba import typeof
+
+COMPILING_MESSAGE = "compiling kernels (first run only)"
+_log = logging.getLogger("craft_env")
+_announced = False
+
+
+def announce_cold_kernels(*kernels_used) -> bool:
+    """Say ``COMPILING_MESSAGE`` (a logging warning, so it reaches stderr) when a kernel has no cache yet.
+
+    Checked once per process, on the numba dispatchers ``kernels_used``
+    (their on-disk cache index is empty, missing or stale: numba is about
+    to compile). Returns whether it was said.
+    """
+    global _announced
+    if _announced:
+        return False
+    _announced = True
+    for kernel in kernels_used:
+        try:
+            cold = not kernel._cache._cache_file._load_index()
+        except (AttributeError, OSError, EOFError, ValueError):  # other numba internals: say nothing
+            return False
+        if cold:
+            _log.warning(COMPILING_MESSAGE)
+            return True
+    return False
+
+
+def compiled_entry(kernel: Any, example_args: tuple) -> Any:
+    """``kernel``'s compiled function for the types of ``example_args``, compiled (or loaded) now.
+
+    A numba dispatcher works out the types of its arguments on every call;
+    for the game's two records (about 40 arrays and numbers) that costs
+    about as much as the turn itself. ``CraftGame`` passes the same record
+    objects, the same row views and plain ints on every call, so it calls
+    the compiled function directly. Only for such callers: the compiled
+    function does not check what it is given. When numba does not expose
+    it, this is ``kernel`` itself.
+    """
+    try:
+        signature = tuple(typeof(arg) for arg in example_args)
+        kernel.compile(signature)
+        return kernel.overloads[signature].entry_point
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        _log.debug("calling %s through its dispatcher: %s", getattr(kernel, "__name__", kernel), error)
+        return kernel

@@ -1,0 +1,5 @@
+"""Deprecated module path: ``import craft_env.metrics`` is ``craft_env.core.metrics`` (``craft_env._deprecated``)."""
+
+from craft_env._deprecated import alias_module
+
+alias_module(__name__, "craft_env.core.metrics")
