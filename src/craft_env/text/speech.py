@@ -526,12 +526,15 @@ def named_information(text: object) -> frozenset[str]:
     found = set()
     if find_colour(text)[0] is not None or find_size(text)[0] is not None:
         found.add("block")
-    rest = text
-    for regex in (_NAMED_LAYER_RE, _NUMBERED_LAYER_RE, _BARE_LAYER_RE):
-        matches, rest = _take_all(regex, rest)
-        if matches:
-            found.add("layer")
-    slots = (_FROM_SLOT_RE, _END_SLOT_RE, _ORDINAL_SLOT_RE, _SIMPLE_SLOT_RE)
-    if find_positions(text) or any(regex.search(rest) for regex in slots):
+    layers = [m.span() for regex in _LAYER_PHRASES for m in regex.finditer(text)]
+    if layers:
+        found.add("layer")
+    if find_positions(text) or any(
+        not any(a <= m.start() < b for a, b in layers) for regex in _SLOT_PHRASES for m in regex.finditer(text)
+    ):
         found.add("position")
     return frozenset(found)
+
+
+_LAYER_PHRASES = (_NAMED_LAYER_RE, _NUMBERED_LAYER_RE, _BARE_LAYER_RE)
+_SLOT_PHRASES = (_FROM_SLOT_RE, _END_SLOT_RE, _ORDINAL_SLOT_RE, _SIMPLE_SLOT_RE)

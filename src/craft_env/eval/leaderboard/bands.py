@@ -192,7 +192,7 @@ class _Comparer:
         return tuple(sorted(set(a.by_structure) & set(b.by_structure)))
 
     def against(self, a: Scores, others: Sequence[Scores]) -> list[Interval]:
-        """Intervals of ``a - b`` for every ``b`` of ``others`` (one vectorised quantile per structure set)."""
+        """Intervals of ``a - b`` for every ``b`` of ``others`` (one quantile call per structure set)."""
         found: list[Interval | None] = [None] * len(others)
         by_set: dict[tuple[str, ...], list[int]] = {}
         for k, b in enumerate(others):
@@ -233,7 +233,9 @@ class _Comparer:
 
 def order(entries: Sequence[Scores]) -> list[Scores]:
     """Best first by mean progress; ties (and NaN, last) by key, so the order never depends on the input's."""
-    return sorted(entries, key=lambda e: (math.isnan(e.mean), -e.mean if not math.isnan(e.mean) else 0.0, e.key))
+    return sorted(
+        entries, key=lambda e: (math.isnan(e.mean), -e.mean if not math.isnan(e.mean) else 0.0, e.key)
+    )
 
 
 def rank_bands(
@@ -256,8 +258,9 @@ def rank_bands(
         to_next = intervals[position] if position + 1 < len(ranked) else None  # others[position] is the next
         own, method = compare.own_interval(entry)
         placements.append(
-            Placement(entry.key, position + 1, 1 + len(beaten_by), band, entry.mean, own, method, to_next,
-                      beaten_by)
+            Placement(
+                entry.key, position + 1, 1 + len(beaten_by), band, entry.mean, own, method, to_next, beaten_by
+            )
         )
         if to_next is not None and to_next.separates:
             band += 1

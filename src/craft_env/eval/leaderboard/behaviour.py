@@ -30,12 +30,16 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 from craft_env.text import named_information
 
 MEASURES = ("chatter", "broken_record", "grounding", "recovery", "overthink", "teammate")
-TEAMMATE_FORMULA = "teammate = mean of (1 - chatter), (1 - broken record), grounding, recovery (those defined)"
+TEAMMATE_FORMULA = (
+    "teammate = mean of (1 - chatter), (1 - broken record), grounding, recovery (those defined)"
+)
 REPEAT_SIMILARITY = 0.8
 PROGRESS_TOLERANCE = 1e-9
 _WORD = re.compile(r"[a-z0-9]+")
@@ -58,7 +62,9 @@ class BehaviourCounts:
     message_chars: int = 0
 
     def __add__(self, other: BehaviourCounts) -> BehaviourCounts:
-        return BehaviourCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+        return BehaviourCounts(
+            **{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)}
+        )
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -73,6 +79,12 @@ class BehaviourCounts:
                 raise ValueError(f"{where}.{f.name}: expected a count (an int >= 0), got {value!r}")
             values[f.name] = value
         return cls(**values)
+
+
+@lru_cache(maxsize=1 << 16)
+def _named(text: str) -> frozenset[str]:
+    """``text.named_information``, remembered: teams repeat their messages word for word."""
+    return named_information(text)
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -132,13 +144,14 @@ def game_behaviour(turns: Sequence[Mapping[str, Any]]) -> BehaviourCounts:
             message, think = _text(reply.get("message")), _text(reply.get("think"))
             think_chars += len(think)
             message_chars += len(message)
+            kinds = _named(message)
             if message:
                 messages += 1
-                chatter += not named_information(message)
+                chatter += not kinds
             if message or think:
                 replies += 1
-                grounded += "position" in named_information(message) or "position" in named_information(think)
-    for before, turn in zip(turns, turns[1:]):
+                grounded += "position" in kinds or "position" in _named(think)
+    for before, turn in pairwise(turns):
         if _board_changed(before):
             continue
         earlier = _messages_by_seat(before)
@@ -153,8 +166,9 @@ def game_behaviour(turns: Sequence[Mapping[str, Any]]) -> BehaviourCounts:
             continue
         stalls += 1
         recovered += after > now + PROGRESS_TOLERANCE
-    return BehaviourCounts(messages, chatter, chances, repeated, replies, grounded, stalls, recovered,
-                           think_chars, message_chars)
+    return BehaviourCounts(
+        messages, chatter, chances, repeated, replies, grounded, stalls, recovered, think_chars, message_chars
+    )
 
 
 def total(counts: Iterable[BehaviourCounts]) -> BehaviourCounts:

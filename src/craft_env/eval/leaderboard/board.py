@@ -33,7 +33,7 @@ from craft_env.eval.leaderboard.entries import (
     unique_keys,
 )
 from craft_env.eval.leaderboard.entryfile import is_entry_file, read_entry
-from craft_env.eval.leaderboard.published import published_table, published_entries
+from craft_env.eval.leaderboard.published import published_entries, published_table
 from craft_env.eval.leaderboard.targets import COMPLEXITIES, structure_key, targets_named
 from craft_env.eval.replay.page import block_colours, load_runs, target_picture, write_replay
 from craft_env.eval.results.taxonomy import CATEGORIES
@@ -93,8 +93,13 @@ def _fractions(counts: dict[str, int] | None) -> dict[str, Any] | None:
 def _interval(interval: Any) -> dict[str, Any] | None:
     if interval is None:
         return None
-    return {"diff": interval.diff, "low": interval.low, "high": interval.high, "method": interval.method,
-            "structures": interval.structures}
+    return {
+        "diff": interval.diff,
+        "low": interval.low,
+        "high": interval.high,
+        "method": interval.method,
+        "structures": interval.structures,
+    }
 
 
 def _entry_record(entry: Entry, group: int, placement: Any) -> dict[str, Any]:
@@ -133,8 +138,12 @@ def _scores(entry: Entry) -> Scores:
     by_structure = entry.by_structure if entry.games else None
     mean = entry.summary.get("progress")
     sem = entry.summary.get("progress_sem")
-    return Scores(entry.key, math.nan if mean is None else float(mean), math.nan if sem is None else float(sem),
-                  by_structure)
+    return Scores(
+        entry.key,
+        math.nan if mean is None else float(mean),
+        math.nan if sem is None else float(sem),
+        by_structure,
+    )
 
 
 def _groups(entries: list[Entry]) -> list[tuple[Group, list[Entry]]]:
@@ -142,8 +151,10 @@ def _groups(entries: list[Entry]) -> list[tuple[Group, list[Entry]]]:
     for entry in entries:
         found.setdefault(entry.group, []).append(entry)
     # the group with our own runs first, then by size and label
-    return sorted(found.items(), key=lambda item: (all(e.kind == PUBLISHED for e in item[1]), -len(item[1]),
-                                                   item[0].label))
+    return sorted(
+        found.items(),
+        key=lambda item: (all(e.kind == PUBLISHED for e in item[1]), -len(item[1]), item[0].label),
+    )
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -156,8 +167,10 @@ def _safe_name(key: str) -> str:
 def _link(target: Path, output: Path | None, game: int) -> str:
     base = output.parent if output is not None else Path.cwd()
     relative = Path(os.path.relpath(target.resolve(), base.resolve())).as_posix()
-    quoted = "/".join(re.sub(r"[^A-Za-z0-9._~-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), part)
-                      for part in relative.split("/"))
+    quoted = "/".join(
+        re.sub(r"[^A-Za-z0-9._~-]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), part)
+        for part in relative.split("/")
+    )
     return f"{quoted}#g={game}&t=1"
 
 
@@ -171,7 +184,8 @@ def _replay_links(entries: list[Entry], options: BoardOptions) -> dict[str, dict
         page = given.get(entry.source.resolve())
         if page is None and options.with_replays:
             folder = (options.output.parent if options.output else Path.cwd()) / (
-                (options.output.stem if options.output else "leaderboard") + "-replays")
+                (options.output.stem if options.output else "leaderboard") + "-replays"
+            )
             folder.mkdir(parents=True, exist_ok=True)
             page = folder / f"{_safe_name(entry.key)}.html"
             write_replay([entry.source], page)
@@ -185,7 +199,9 @@ def _replay_links(entries: list[Entry], options: BoardOptions) -> dict[str, dict
         links[entry.key] = found
     for directory in given:
         if not any(e.source is not None and e.source.resolve() == directory for e in entries):
-            raise ValueError(f"--replay: {os.fspath(directory)!r} is not the directory of an entry on the board")
+            raise ValueError(
+                f"--replay: {os.fspath(directory)!r} is not the directory of an entry on the board"
+            )
     return links
 
 
@@ -204,26 +220,35 @@ def _structure_cards(groups: list[tuple[Group, list[Entry]]], links: dict[str, d
         for entry in members:
             for game in entry.games:
                 played.setdefault(game.structure, game.index)
+        runs = {entry.key: entry.by_structure for entry in members}
         cards = []
         for structure, index in sorted(played.items(), key=lambda item: (item[1], item[0])):
             results = []
             for entry in members:
-                values = entry.by_structure.get(structure)
+                values = runs[entry.key].get(structure)
                 if values:
-                    results.append({"entry": entry.key, "progress": math.fsum(values) / len(values),
-                                    "runs": len(values), "replay": links.get(entry.key, {}).get(structure)})
+                    results.append(
+                        {
+                            "entry": entry.key,
+                            "progress": math.fsum(values) / len(values),
+                            "runs": len(values),
+                            "replay": links.get(entry.key, {}).get(structure),
+                        }
+                    )
             target = targets[index] if targets and 0 <= index < len(targets) else None
             if target is not None and target.id is not None and target.id != structure:
                 target = None
             complexity = next((e.complexity[structure] for e in members if structure in e.complexity), None)
-            cards.append({
-                "key": structure,
-                "index": index,
-                "complexity": complexity,
-                "mean": math.fsum(r["progress"] for r in results) / len(results),
-                "results": sorted(results, key=lambda r: -r["progress"]),
-                "picture": target_picture(target, seats) if target is not None else None,
-            })
+            cards.append(
+                {
+                    "key": structure,
+                    "index": index,
+                    "complexity": complexity,
+                    "mean": math.fsum(r["progress"] for r in results) / len(results),
+                    "results": sorted(results, key=lambda r: -r["progress"]),
+                    "picture": target_picture(target, seats) if target is not None else None,
+                }
+            )
         sections.append({"dataset": dataset, "cards": cards})
     return sections
 
@@ -247,16 +272,18 @@ def build_board(paths: Sequence[str | os.PathLike], options: BoardOptions | None
         ordered = [_entry_record(by_key[p.key], number, p) for p in placements]
         records += ordered
         labelled = {e.complexity.get(g.structure) for e in members for g in e.games} - {None}
-        group_records.append({
-            "id": number,
-            "dataset": group.dataset,
-            "protocol": group.protocol,
-            "condition": group.condition,
-            "label": group.label,
-            "entries": [r["key"] for r in ordered],
-            "complexity": bool(labelled),
-            "paired": any(r["ci_method"] == PAIRED for r in ordered),
-        })
+        group_records.append(
+            {
+                "id": number,
+                "dataset": group.dataset,
+                "protocol": group.protocol,
+                "condition": group.condition,
+                "label": group.label,
+                "entries": [r["key"] for r in ordered],
+                "complexity": bool(labelled),
+                "paired": any(r["ci_method"] == PAIRED for r in ordered),
+            }
+        )
     names = [r["name"] for r in records]
     for record in records:
         if names.count(record["name"]) > 1:
@@ -265,19 +292,21 @@ def build_board(paths: Sequence[str | os.PathLike], options: BoardOptions | None
     tags = sorted({t for e in entries for t in e.tags})
     builders = {e.builder_model for e in entries if e.builder_model is not None}
     table = published_table()
-    return json_safe({
-        "title": options.title,
-        "tabs": list(TABS),
-        "colours": block_colours(),
-        "categories": list(CATEGORIES),
-        "complexities": list(COMPLEXITIES),
-        "measures": list(MEASURES),
-        "teammate_formula": TEAMMATE_FORMULA,
-        "tags": tags,
-        "show_builder": len(builders) > 1,
-        "groups": group_records,
-        "entries": records,
-        "structures": _structure_cards(groups, links),
-        "bootstrap": {"samples": options.samples, "seed": options.seed, "level": LEVEL},
-        "published": {"shown": options.published, "citation": table["citation"], "note": table["note"]},
-    })
+    return json_safe(
+        {
+            "title": options.title,
+            "tabs": list(TABS),
+            "colours": block_colours(),
+            "categories": list(CATEGORIES),
+            "complexities": list(COMPLEXITIES),
+            "measures": list(MEASURES),
+            "teammate_formula": TEAMMATE_FORMULA,
+            "tags": tags,
+            "show_builder": len(builders) > 1,
+            "groups": group_records,
+            "entries": records,
+            "structures": _structure_cards(groups, links),
+            "bootstrap": {"samples": options.samples, "seed": options.seed, "level": LEVEL},
+            "published": {"shown": options.published, "citation": table["citation"], "note": table["note"]},
+        }
+    )

@@ -59,5 +59,8 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
     output.write_text(text, encoding="utf-8")
     size = len(text.encode("utf-8"))
-    print(f"Wrote {len(data['entries'])} entries in {len(data['groups'])} group(s) to {output} ({size / 1e6:.2f} MB)")
+    print(
+        f"Wrote {len(data['entries'])} entries in {len(data['groups'])} group(s) to {output} "
+        f"({size / 1e6:.2f} MB)"
+    )
     return 0

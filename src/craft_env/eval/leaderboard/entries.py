@@ -31,7 +31,12 @@ from craft_env.core.protocol import is_completed
 from craft_env.core.views import DEFAULT_SEATS
 from craft_env.eval.judges.tables import judged_summary
 from craft_env.eval.leaderboard.behaviour import BehaviourCounts, game_behaviour, total
-from craft_env.eval.leaderboard.targets import complexity_of, identify_dataset, paper_log_dataset, structure_key
+from craft_env.eval.leaderboard.targets import (
+    complexity_of,
+    identify_dataset,
+    paper_log_dataset,
+    structure_key,
+)
 from craft_env.eval.logs.games import GameLog
 from craft_env.eval.report.report import load_results
 from craft_env.eval.results.diagnostics import credit_lambda
@@ -57,7 +62,11 @@ class Condition:
     @property
     def label(self) -> str:
         """``oracle 5 · no tools · 20 turns`` (plus the start and seats when they are not the defaults)."""
-        oracle = "oracle ?" if self.oracle_n is None else (f"oracle {self.oracle_n}" if self.oracle_n else "no oracle")
+        oracle = (
+            "oracle ?"
+            if self.oracle_n is None
+            else (f"oracle {self.oracle_n}" if self.oracle_n else "no oracle")
+        )
         parts = [oracle, "tools" if self.builder_tools else "no tools", f"{self.turns or '?'} turns"]
         if self.start and self.start != "empty":
             parts.append(f"start {self.start}")
@@ -66,8 +75,13 @@ class Condition:
         return " · ".join(parts)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"oracle_n": self.oracle_n, "builder_tools": self.builder_tools, "turns": self.turns,
-                "start": self.start, "seats": list(self.seats)}
+        return {
+            "oracle_n": self.oracle_n,
+            "builder_tools": self.builder_tools,
+            "turns": self.turns,
+            "start": self.start,
+            "seats": list(self.seats),
+        }
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> Condition:
@@ -124,8 +138,8 @@ class GameResult:
 
 SUMMARY_KEYS = (
     *[k for m in METRICS for k in (m, m + "_sem")],
-    "fail", "fail_sem", "remove", "remove_prescribed", "gap", "followed_oracle", "completed",
-    "games", "turns", "tokens", "cost",
+    *("fail", "fail_sem", "remove", "remove_prescribed", "gap", "followed_oracle", "completed"),
+    *("games", "turns", "tokens", "cost"),
 )
 
 
@@ -194,8 +208,10 @@ def game_result(game: GameLog, rules: Any) -> GameResult:
     """The board's view of one finished game of our logs (the same values ``table.table_row`` reads)."""
     final = final_metrics(game)
     turns = game.turns
-    tokens = sum(int((t.get("tokens") or {}).get("prompt", 0)) + int((t.get("tokens") or {}).get("completion", 0))
-                 for t in turns)
+    tokens = sum(
+        int((t.get("tokens") or {}).get("prompt", 0)) + int((t.get("tokens") or {}).get("completion", 0))
+        for t in turns
+    )
     exact = final.get("completion", 0.0) >= 1.0 and final.get("voxel_iou", 0.0) >= 1.0
     return GameResult(
         structure=structure_key(game.structure_id, game.structure_index),
@@ -299,7 +315,7 @@ def entries_from_path(path: str | os.PathLike) -> list[Entry]:
 
 
 def apply_tags(entries: Iterable[Entry], patterns: Sequence[tuple[str, str]]) -> None:
-    """Tag each entry with every NAME whose PATTERN (a shell-style glob, any case) matches its model or key."""
+    """Tag each entry with every NAME whose PATTERN (a glob, any case) matches its model or its key."""
     for entry in entries:
         names = (entry.director_model.lower(), entry.key.lower())
         for tag, pattern in patterns:

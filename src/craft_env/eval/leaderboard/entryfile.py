@@ -49,9 +49,21 @@ FORMAT = "craft-env leaderboard entry"
 VERSION = 1
 TOLERANCE = 1e-9
 GAME_FIELDS = {
-    "structure": str, "index": int, "run": int, "progress": float, "completion": float,
-    "position_accuracy": float, "iou": float, "turns": int, "failed": int, "removes": int,
-    "removes_prescribed": int, "followed": int, "completed": bool, "tokens": int, "cost": float,
+    "structure": str,
+    "index": int,
+    "run": int,
+    "progress": float,
+    "completion": float,
+    "position_accuracy": float,
+    "iou": float,
+    "turns": int,
+    "failed": int,
+    "removes": int,
+    "removes_prescribed": int,
+    "followed": int,
+    "completed": bool,
+    "tokens": int,
+    "cost": float,
 }
 
 
@@ -106,7 +118,11 @@ def entry_data(entry: Entry) -> dict[str, Any]:
                 "source": entry.kind,
                 **entry.settings,
             },
-            "group": {"dataset": entry.dataset, "protocol": entry.protocol, "condition": entry.condition.label},
+            "group": {
+                "dataset": entry.dataset,
+                "protocol": entry.protocol,
+                "condition": entry.condition.label,
+            },
             "games": games,
             "errored": entry.errored,
             "summary": {k: entry.summary.get(k) for k in SUMMARY_KEYS},
@@ -125,7 +141,9 @@ def write_entry(path: str | os.PathLike, output: str | os.PathLike) -> Entry:
     entries = entries_from_path(path)
     if len(entries) != 1:
         keys = ", ".join(e.key for e in entries)
-        raise ValueError(f"--entry: {os.fspath(path)!r} holds {len(entries)} entries ({keys}); give one of them")
+        raise ValueError(
+            f"--entry: {os.fspath(path)!r} holds {len(entries)} entries ({keys}); give one of them"
+        )
     entry = entries[0]
     root = Path(path)
     base = root if root.is_dir() else root.parent
@@ -141,7 +159,7 @@ def write_entry(path: str | os.PathLike, output: str | os.PathLike) -> Entry:
 
 
 def _need(data: Any, name: str, kind: type, where: str, optional: bool = False) -> Any:
-    """``data[name]`` if it is a ``kind`` (an int passes as a float, a bool never as a number), else a ValueError."""
+    """``data[name]`` if it is a ``kind`` (an int passes as a float, a bool never as a number)."""
     value = data.get(name) if isinstance(data, dict) else None
     if value is None and optional:
         return None
@@ -177,22 +195,35 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _check_dataset(dataset: str, games: list[GameResult], complexity: dict[str, str]) -> None:
+def _check_dataset(dataset: str, parsed: list[tuple[GameResult, str | None]]) -> dict[str, str]:
+    """Each game's structure and complexity against the declared dataset; the structures' labels."""
     targets = bundled_targets(dataset)
-    if targets is None:
-        return
-    for k, game in enumerate(games):
+    labels: dict[str, str] = {}
+    for k, (game, label) in enumerate(parsed):
+        if label is not None and labels.setdefault(game.structure, label) != label:
+            raise ValueError(
+                f"games[{k}].complexity: {label!r} differs from an earlier game on "
+                f"{game.structure!r} ({labels[game.structure]!r})"
+            )
+        if targets is None:
+            continue
         if not 0 <= game.index < len(targets):
-            raise ValueError(f"games[{k}].index: {game.index} is not a structure of dataset {dataset!r} "
-                             f"(0..{len(targets) - 1})")
+            raise ValueError(
+                f"games[{k}].index: {game.index} is not a structure of dataset {dataset!r} "
+                f"(0..{len(targets) - 1})"
+            )
         want = structure_key(targets[game.index].id, game.index)
         if game.structure != want:
-            raise ValueError(f"games[{k}].structure: {game.structure!r} is not structure {game.index} of "
-                             f"dataset {dataset!r} ({want!r})")
-        label = complexity.get(game.structure)
+            raise ValueError(
+                f"games[{k}].structure: {game.structure!r} is not structure {game.index} of "
+                f"dataset {dataset!r} ({want!r})"
+            )
         if label is not None and label != complexity_of(targets[game.index]):
-            raise ValueError(f"games[{k}].complexity: {label!r} differs from dataset {dataset!r} "
-                             f"({complexity_of(targets[game.index])!r})")
+            raise ValueError(
+                f"games[{k}].complexity: {label!r} differs from dataset {dataset!r} "
+                f"({complexity_of(targets[game.index])!r})"
+            )
+    return labels
 
 
 def _check_numbers(entry: Entry, data: dict[str, Any]) -> None:
@@ -202,19 +233,25 @@ def _check_numbers(entry: Entry, data: dict[str, Any]) -> None:
     recomputed = json_safe(entry.summary)
     for name in SUMMARY_KEYS:
         if not _same(summary.get(name), recomputed.get(name)):
-            raise ValueError(f"summary.{name}: {summary.get(name)!r} does not recompute from the per-structure "
-                             f"results ({recomputed.get(name)!r})")
+            raise ValueError(
+                f"summary.{name}: {summary.get(name)!r} does not recompute from the per-structure "
+                f"results ({recomputed.get(name)!r})"
+            )
     if entry.taxonomy is not None:
         counted = sum(entry.taxonomy[c] for c in CATEGORIES)
         if counted != entry.taxonomy["turns"]:
-            raise ValueError(f"taxonomy.turns: {entry.taxonomy['turns']} is not the sum of the categories ({counted})")
+            raise ValueError(
+                f"taxonomy.turns: {entry.taxonomy['turns']} is not the sum of the categories ({counted})"
+            )
     stated = data.get("measures")
     if entry.behaviour is not None and stated is not None:
         found = json_safe(measures(entry.behaviour))
         for name in MEASURES:
             if not _same(stated.get(name) if isinstance(stated, dict) else None, found[name]):
-                raise ValueError(f"measures.{name}: {stated.get(name) if isinstance(stated, dict) else None!r} "
-                                 f"does not recompute from the behaviour counts ({found[name]!r})")
+                raise ValueError(
+                    f"measures.{name}: {stated.get(name) if isinstance(stated, dict) else None!r} "
+                    f"does not recompute from the behaviour counts ({found[name]!r})"
+                )
 
 
 def _taxonomy(data: Any) -> dict[str, int] | None:
@@ -232,8 +269,10 @@ def _taxonomy(data: Any) -> dict[str, int] | None:
 def entry_from_data(data: Any, origin: str = "entry") -> Entry:
     """An entry from an entry file's content, checked (see the module docstring)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{origin}: format: expected {FORMAT!r}, got "
-                         f"{data.get('format') if isinstance(data, dict) else data!r}")
+        raise ValueError(
+            f"{origin}: format: expected {FORMAT!r}, got "
+            f"{data.get('format') if isinstance(data, dict) else data!r}"
+        )
     if data.get("version") != VERSION:
         raise ValueError(f"{origin}: version: expected {VERSION}, got {data.get('version')!r}")
     settings = _need(data, "settings", dict, "")
@@ -256,12 +295,13 @@ def entry_from_data(data: Any, origin: str = "entry") -> Entry:
     declared = {"dataset": dataset, "protocol": protocol, "condition": condition.label}
     for name, want in declared.items():
         if group.get(name) != want:
-            raise ValueError(f"group.{name}: {group.get(name)!r} differs from what the settings declare ({want!r})")
+            raise ValueError(
+                f"group.{name}: {group.get(name)!r} differs from what the settings declare ({want!r})"
+            )
     records = _need(data, "games", list, "")
     parsed = [_game(record, k) for k, record in enumerate(records)]
     games = [game for game, _ in parsed]
-    complexity = {game.structure: label for game, label in parsed if label}
-    _check_dataset(dataset, games, complexity)
+    complexity = _check_dataset(dataset, parsed)
     behaviour = data.get("behaviour")
     entry = Entry(
         key=str(_need(data, "key", str, "")),

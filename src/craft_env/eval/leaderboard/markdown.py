@@ -49,30 +49,44 @@ def board_markdown(data: dict[str, Any]) -> str:
     lines = [f"# {escape_cell(data['title'])}", ""]
     for group in data["groups"]:
         split = ["S", "M", "C"] if group["complexity"] else []
-        headers = ["Rank", "Band", "Entry", "Games", "Prog.", "Comp.", "Pos. Acc.", "IoU", "Fail", "REMOVE", "Gap",
-                   *split, "Δ to next [95% interval]"]
-        lines += [f"## {escape_cell(group['label'])}", "", "| " + " | ".join(headers) + " |",
-                  "|" + "---|" * len(headers)]
+        builder = ["Builder"] if data["show_builder"] else []
+        metrics = ["Prog.", "Comp.", "Pos. Acc.", "IoU", "Fail", "REMOVE", "Gap"]
+        headers = ["Rank", "Band", "Entry", *builder, "Games", *metrics, *split, "Δ to next [95% interval]"]
+        lines += [
+            f"## {escape_cell(group['label'])}",
+            "",
+            "| " + " | ".join(headers) + " |",
+            "|" + "---|" * len(headers),
+        ]
         for key in group["entries"]:
             e = by_key[key]
             m = e["m"]
-            name = e["name"] + (" (published)" if e["kind"] == "published" else "")
-            cells = [str(e["rank"]), str(e["band"]), escape_cell(name), _num(e["games"]).split(".")[0],
-                     *[_pm(m.get(k), m.get(k + "_sem")) for k in ("progress", "completion", "position_accuracy",
-                                                                    "iou", "fail")],
-                     _num(m.get("remove")), _num(m.get("gap"), signed=e["kind"] != "published")]
+            name = e["label"] + (" (published)" if e["kind"] == "published" else "")
+            cells = [
+                str(e["rank"]),
+                str(e["band"]),
+                escape_cell(name),
+                *([escape_cell(e["builder"] or "—")] if builder else []),
+                "—" if e["games"] is None else str(e["games"]),
+                *[
+                    _pm(m.get(k), m.get(k + "_sem"))
+                    for k in ("progress", "completion", "position_accuracy", "iou", "fail")
+                ],
+                _num(m.get("remove")),
+                _num(m.get("gap"), signed=e["kind"] != "published"),
+            ]
             if split:
                 cells += [_num((e["split"] or {}).get(c)) for c in ("simple", "medium", "complex")]
             cells.append(_next(e))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-    lines += [
-        f"Rank: 1 + the entries of the group better with the whole 95% interval of the difference in progress "
-        f"above zero; a band holds neighbours whose interval contains zero. Paired: seeded bootstrap over shared "
-        f"structures ({data['bootstrap']['samples']} samples, runs resampled within); unpaired: difference "
-        f"± 1.96 √(SEM² + SEM²). — marks a value that does not exist for the row.",
-        "",
-    ]
+    legend = (
+        "Rank: 1 + the entries of the group better with the whole 95% interval of the difference in "
+        "progress above zero; a band holds neighbours whose interval contains zero. Paired: seeded bootstrap "
+        f"over shared structures ({data['bootstrap']['samples']} samples, runs resampled within); unpaired: "
+        "difference ± 1.96 √(SEM² + SEM²). — marks a value that does not exist for the row."
+    )
+    lines += [legend, ""]
     if data["published"]["shown"]:
         lines += [f"Published rows: {escape_cell(data['published']['citation'])}", ""]
     return "\n".join(lines)

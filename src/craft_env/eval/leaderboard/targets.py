@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ def structure_key(structure_id: str | None, index: int) -> str:
     return structure_id if structure_id else f"#{index}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bundled_texts() -> dict[str, str]:
     return {name: dumps_structures(load_dataset(name)) for name in EVAL_SETS}
 

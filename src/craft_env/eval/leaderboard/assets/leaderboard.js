@@ -137,10 +137,13 @@
   function numberCell(column, entry) {
     const value = column.value(entry);
     if (missing(value)) return emptyCell(entry);
-    let text;
-    if (column.sem) text = pm(value, column.sem(entry));
-    else if (column.signed && !isPublished(entry)) text = signed(value);
-    else text = fmt(value, column.digits);
+    if (column.sem) {
+      const td = el("td", "", fmt(value));
+      const sem = column.sem(entry);
+      if (!missing(sem)) td.appendChild(el("span", "sem", " \u00b1" + fmt(sem)));
+      return td;
+    }
+    const text = column.signed && !isPublished(entry) ? signed(value) : fmt(value, column.digits);
     const td = el("td", "", text);
     if (column.signed && isPublished(entry)) td.title = "printed without a sign in the paper's Table 1";
     return td;
@@ -165,7 +168,7 @@
     table.appendChild(el("thead")).appendChild(head);
     const body = el("tbody");
     for (const entry of rows) {
-      const tr = el("tr", entry.band % 2 === 0 ? "band-odd" : "");
+      const tr = el("tr", entry.band % 2 === 0 ? "band-alt" : "");
       tr.dataset.key = entry.key;
       for (const column of columns) tr.appendChild(column.cell ? column.cell(entry) : numberCell(column, entry));
       body.appendChild(tr);
@@ -311,7 +314,7 @@
       table.appendChild(el("thead")).appendChild(head);
       const body = el("tbody");
       for (const entry of rows) {
-        const tr = el("tr", entry.band % 2 === 0 ? "band-odd" : "");
+        const tr = el("tr", entry.band % 2 === 0 ? "band-alt" : "");
         tr.dataset.key = entry.key;
         tr.appendChild(el("td", "", String(entry.rank)));
         tr.appendChild(el("td", "", String(entry.band)));
