@@ -298,7 +298,7 @@ def env_options(spec: GameSpec, settings: RunSettings, text_observations: bool) 
         "text_observations": text_observations,
     }
     if settings.protocol != "craft":
-        options["protocol"] = settings.rules
+        options["protocol"] = settings.protocol
     if settings.seats != DEFAULT_SEATS:
         options["seats"] = settings.seats
     return options
