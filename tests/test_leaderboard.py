@@ -276,6 +276,21 @@ def test_paper_logs_are_read_through_the_import_path(runs, tmp_path):
     assert from_logs["games"] == ours["games"]
 
 
+def test_judge_means_and_credit_are_columns_where_judges_were_run(runs, tmp_path):
+    judged = tmp_path / "judged"
+    shutil.copytree(runs["scripted"], judged)
+    assert main(["judge", str(judged), "--judge-model", "engine", "--no-progress"]) == 0
+    data = build_board([judged, runs["random"]], BoardOptions(published=False, **FAST))
+    judges = _entry(data, "judged")["judges"]
+    assert judges["model"] == "engine"
+    for family in ("SG", "MM", "PS"):
+        assert 0.0 <= judges[family] <= 1.0
+    assert _entry(data, "random")["judges"] is None
+    credit = _entry(data, "judged")["credit"]
+    assert set(credit) == {"lambda_D1", "lambda_D2", "lambda_D3", "lambda_std"}
+    assert sum(credit[f"lambda_D{k}"] for k in (1, 2, 3)) == pytest.approx(1.0)
+
+
 # ------------------------------------------------------------------ entry files
 
 

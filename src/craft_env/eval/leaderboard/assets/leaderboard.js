@@ -467,6 +467,13 @@
 
   function measure(name) { return (e) => e.behaviour && e.behaviour[name]; }
 
+  function lambdas(entry) {
+    if (!entry.credit) return null;
+    const seats = Object.keys(entry.credit).filter((k) => k.startsWith("lambda_D")).sort();
+    if (!seats.length || seats.every((k) => missing(entry.credit[k]))) return null;
+    return seats.map((k) => k.slice("lambda_".length) + " " + fmt(entry.credit[k], 2)).join(" \u00b7 ");
+  }
+
   const BEHAVIOUR_COLUMNS = [
     { key: "rank", label: "Rank", value: (e) => e.rank, digits: 0 },
     { key: "name", label: "Entry", text: true, value: (e) => e.name, cell: nameCell },
@@ -489,6 +496,9 @@
       title: "pragmatic sufficiency judge mean" },
     { key: "judge_model", label: "Judge", text: true, value: (e) => e.judges && e.judges.model,
       cell: textCell((e) => e.judges && e.judges.model), when: (g) => anyOf(g, (e) => e.judges) },
+    { key: "lambda", label: "\u03bb", text: true, value: (e) => lambdas(e), cell: textCell(lambdas),
+      title: "the builder's credit share of each director on oracle-correct turns (credit \u03bb)",
+      when: (g) => anyOf(g, (e) => e.credit) },
     { key: "lambda_std", label: "\u03bb-std", value: (e) => e.credit && e.credit.lambda_std,
       title: "spread of the builder's credit over the directors (0: shared evenly)",
       when: (g) => anyOf(g, (e) => e.credit) },
