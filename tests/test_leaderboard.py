@@ -91,7 +91,8 @@ METRICS = ("progress", "completion", "position_accuracy", "iou", "fail")
 
 def _run(out: Path, *extra: str, structures: str = STRUCTURES, turns: int = 6, runs: int = 2) -> Path:
     args = ["run", "--out", str(out), "--protocol", "paper", "--structures", structures]
-    assert main([*args, "--turns", str(turns), "--runs", str(runs), "--no-progress", "--no-plots", *extra]) == 0
+    args += ["--turns", str(turns), "--runs", str(runs), "--no-progress", "--no-plots"]
+    assert main([*args, *extra]) == 0
     return out
 
 

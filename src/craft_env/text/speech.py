@@ -529,9 +529,8 @@ def named_information(text: object) -> frozenset[str]:
     layers = [m.span() for regex in _LAYER_PHRASES for m in regex.finditer(text)]
     if layers:
         found.add("layer")
-    if find_positions(text) or any(
-        not any(a <= m.start() < b for a, b in layers) for regex in _SLOT_PHRASES for m in regex.finditer(text)
-    ):
+    slots = (m.start() for regex in _SLOT_PHRASES for m in regex.finditer(text))
+    if find_positions(text) or any(not any(a <= start < b for a, b in layers) for start in slots):
         found.add("position")
     return frozenset(found)
 

@@ -429,8 +429,9 @@ def _sha256(text: str) -> str:
 
 
 def page_html(template: str, style: str, script: str, data: Any, title: str) -> str:
-    """A self-contained page: ``template``'s ``{{CSP}}``, ``{{TITLE}}``, ``{{STYLE}}``, ``{{SCRIPT}}`` and
-    ``{{DATA}}`` filled in, under a policy that runs only this script and style (by hash) and fetches nothing.
+    """A self-contained page: ``template``'s ``{{HEAD}}`` (``assets/head.html``: the policy, title and
+    style), ``{{TITLE}}``, ``{{SCRIPT}}`` and ``{{DATA}}`` filled in, under a policy that runs only this
+    script and style (by hash) and fetches nothing.
 
     The leaderboard's page is made by the same function (``craft_env.eval.leaderboard.page``).
     """
@@ -445,7 +446,8 @@ def page_html(template: str, style: str, script: str, data: Any, title: str) -> 
         "SCRIPT": script,
         "DATA": json_for_html(data),
     }
-    return _SLOT.sub(lambda match: values[match.group(1)], template)
+    page = template.replace("{{HEAD}}", _asset("head.html"), 1)
+    return _SLOT.sub(lambda match: values[match.group(1)], page)
 
 
 def drawing_script() -> str:
