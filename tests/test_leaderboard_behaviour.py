@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from craft_env.eval.leaderboard.behaviour import (
     BehaviourCounts,
@@ -54,6 +56,13 @@ INSTRUCTION = "put a small red block on my left column, bottom layer"
 )
 def test_named_information_reads_the_directors_vocabulary(text, kinds):
     assert named_information(text) == frozenset(kinds)
+
+
+@given(st.text(max_size=300))
+def test_named_information_reads_any_text_into_the_three_kinds(text):
+    found = named_information(text)
+    assert found <= {"block", "position", "layer"}
+    assert named_information(text + " (0,0) L1 red") == {"block", "position", "layer"}
 
 
 def test_named_information_never_raises_on_odd_input():
