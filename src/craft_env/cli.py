@@ -4,6 +4,8 @@
   default, any litellm model with ``--director-model``/``--builder-model``),
   write logs under ``runs/<timestamp>/`` and print the paper's Table 1.
 * ``craft-env report DIR [DIR...]``: the tables and plots from logs alone.
+* ``craft-env run --shard I/N`` plays one shard of a run; ``craft-env merge
+  SHARD_DIR... -o RUN_DIR`` joins the shards into one run (``eval.run.merge``).
 * ``craft-env judge DIR --judge-model M``: SG/MM/PS judge scores (docs/judges.md).
 * ``craft-env generate --n 100 --seed 0 -o structures.json``: structures in
   the paper's JSON format.
@@ -48,6 +50,7 @@ _RESUMABLE = {
     "builder_tools": "builder-tools",
     "max_tool_calls": "max-tool-calls",
     "seats": "seats",
+    "shard": "shard",
 }
 _DEFAULTS = {
     "director_model": "scripted",
@@ -139,6 +142,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    run.add_argument(
+        "--shard", type=_shard, metavar="I/N",
+        help="play only shard I of N (every game is in exactly one shard); join them with craft-env merge",
+    )
 
     report = commands.add_parser("report", help="Table 1, extras, taxonomy and plots from run logs")
     report.add_argument(
@@ -148,6 +155,15 @@ def _parser() -> argparse.ArgumentParser:
         "--out", help="where to write report.md/report.json/plots (default: the DIR, or craft_report)"
     )
     report.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+    merge = commands.add_parser("merge", help="the shard directories of one run (run --shard) -> one run")
+    merge.add_argument("shards", nargs="+", metavar="SHARD_DIR", help="output directories of craft-env run --shard")
+    merge.add_argument("-o", "--output", required=True, metavar="RUN_DIR", help="the run directory to write")
+    merge.add_argument(
+        "--allow-missing", action="store_true",
+        help="merge even if games are missing (they count as unfinished; run --resume --out RUN_DIR plays them)",
+    )
+    merge.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
     paper_in = commands.add_parser("import", help="paper result logs -> our run directory (replayed)")
     paper_in.add_argument("path", help="a paper result JSON file or a directory of them")
@@ -204,6 +220,16 @@ def _version() -> str:
     from craft_env import __version__
 
     return __version__
+
+
+def _shard(text: str) -> str:
+    """``--shard I/N``, checked as argparse reads it (its error names the option)."""
+    from craft_env.eval.run.shard import canonical_shard
+
+    try:
+        return canonical_shard(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("shard: ")) from None
 
 
 class UsageError(ValueError):
@@ -333,6 +359,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from craft_env.eval.report.report import print_tables, write_report
+    from craft_env.eval.run.merge import merge_shards
+
+    merged = merge_shards(args.shards, args.output, allow_missing=args.allow_missing)
+    results, target = write_report([merged.out], plots=not args.no_plots)
+    print_tables(results)
+    print(f"Merged {merged.shards} shard(s) into {target}: {merged.games} game(s).")
+    if merged.missing:
+        print(f"{len(merged.missing)} game(s) were in no shard and are left unplayed; play them with "
+              f"craft-env run --resume --out {target}")
+    if merged.unfinished:
+        print(f"{merged.unfinished} game(s) did not finish in their shard; finish them with "
+              f"craft-env run --resume --out {target}")
+    return 0
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from craft_env.datasets import generate_structures, save_structures
 
@@ -417,6 +460,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 COMMANDS = {
     "run": cmd_run,
     "report": cmd_report,
+    "merge": cmd_merge,
     "generate": cmd_generate,
     "play": cmd_play,
     "replay": cmd_replay,

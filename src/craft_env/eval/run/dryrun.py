@@ -65,7 +65,7 @@ def first_turn_prompts(settings: RunSettings) -> dict[str, list[dict[str, Any]]]
 
 def estimate(settings: RunSettings) -> dict[str, Any]:
     """Games, calls, tokens and (where priced) cost of ``settings``, per role and in all."""
-    games = len(settings.selected()) * settings.runs
+    games = len(settings.games())
     prompts = first_turn_prompts(settings)
     reply = settings.max_tokens or ASSUMED_REPLY_TOKENS
     roles = {}

@@ -41,11 +41,14 @@ from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.core.protocol import CRAFT, Protocol, is_completed
 from craft_env.core.views import DEFAULT_SEATS
+from craft_env.datasets import structures_sha256
 from craft_env.models.cache import ReplayCache
 from craft_env.models.jsonl import read_jsonl
 from craft_env.models.llm import Budget, ModelCallError, ModelClient
 from craft_env.eval.run.lock import RunLock
-from craft_env.eval.logs.games import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
+from craft_env.eval.logs.games import (
+    CACHE_NAME, CONFIG_NAME, LOG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir,
+)
 from craft_env.eval.run import provider  # noqa: F401  (registers the scripted/ models with the model client)
 from craft_env.eval.run.progress import ProgressBar
 from craft_env.models.redact import Redactor
@@ -55,6 +58,8 @@ from craft_env.eval.results.table import table_row
 log = logging.getLogger(__name__)
 
 BUILDER = "builder"
+#: How ``config.json`` writes when a run was created.
+CREATED_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
 
 @dataclass(frozen=True)
@@ -405,7 +410,7 @@ async def play_game(
     return GameResult(spec, "done", u.turn, final, total)
 
 
-def _write_json(path: Path, data: Any, redactor: Redactor) -> None:
+def write_json(path: Path, data: Any, redactor: Redactor) -> None:
     """Write JSON atomically (a kill leaves the old file or the new one, never half)."""
     temporary = path.with_suffix(path.suffix + ".tmp")
     temporary.write_text(json.dumps(redactor(data), indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -440,8 +445,9 @@ def prepare_output(settings: RunSettings, resume: bool, redactor: Redactor) -> N
     if not config_path.exists():
         data = settings.to_dict()
         data["craft_env_version"] = __version__
-        data["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        _write_json(config_path, data, redactor)
+        data["created"] = time.strftime(CREATED_FORMAT)
+        data["dataset_sha256"] = structures_sha256(settings.load_structures())
+        write_json(config_path, data, redactor)
 
 
 def check_resume_protocol(config_path: Path, protocol: str) -> None:
@@ -467,18 +473,24 @@ def check_resume_seats(config_path: Path, seats: tuple[str, ...]) -> None:
         )
 
 
-def load_settings(out: str | os.PathLike) -> RunSettings:
-    """The settings saved in ``out/config.json`` (for ``--resume``)."""
-    path = Path(out) / CONFIG_NAME
-    if not path.exists():
-        raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
+def read_saved_config(path: Path) -> dict[str, Any]:
+    """The JSON object of run settings in ``path`` (a ``config.json``); ``ValueError`` naming it otherwise."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"{os.fspath(path)}: not a readable run config ({type(error).__name__})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{os.fspath(path)}: expected a JSON object of run settings")
-    missing = [name for name in RESULT_FIELDS if name not in data and name != "seats"]
+    return data
+
+
+def load_settings(out: str | os.PathLike) -> RunSettings:
+    """The settings saved in ``out/config.json`` (for ``--resume``)."""
+    path = Path(out) / CONFIG_NAME
+    if not path.exists():
+        raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
+    data = read_saved_config(path)
+    missing = [name for name in RESULT_FIELDS if name not in data and name not in ("seats", "shard")]
     if missing:
         raise ValueError(
             f"{os.fspath(path)}: the run's {', '.join(missing)} are not recorded; "
@@ -534,11 +546,22 @@ async def _run_one(
         await asyncio.gather(*(one(spec) for spec in todo))
     finally:
         run_log.close()
-    games = read_games(log_path)
-    selected = {(run, s.index) for s in specs}
-    done = [g for key, g in sorted(games.items()) if key in selected and g.status == "done"]
-    errored = len(specs) - len(done)
-    row = table_row(done, errored, settings.rules)
+    return write_summary(settings, run, specs, redactor, time.perf_counter() - started)
+
+
+def write_summary(
+    settings: RunSettings, run: int, specs: list[GameSpec], redactor: Redactor, seconds: float
+) -> dict[str, Any]:
+    """Write ``run_<run>/summary.json`` from the run's log and return it.
+
+    Table 1 of the games of ``specs`` that are done; every other game of
+    ``specs`` (errored, stopped, unfinished or not in the log) is counted as
+    errored and listed. ``seconds`` is the playing time it reports.
+    """
+    games = read_games(run_dir(settings.out, run) / LOG_NAME)
+    logged = [(spec, games.get((run, spec.index))) for spec in specs]
+    done = [game for _, game in logged if game is not None and game.status == "done"]
+    row = table_row(done, len(specs) - len(done), settings.rules)
     summary = {
         "run": run,
         "director_model": settings.director_model,
@@ -547,17 +570,17 @@ async def _run_one(
         "protocol": settings.protocol,
         "games": len(specs),
         "done": len(done),
-        "errored": errored,
+        "errored": len(specs) - len(done),
         "errors": [
-            {"structure_id": g.structure_id, "error": (g.marker or {}).get("error")}
-            for key, g in sorted(games.items())
-            if key in selected and g.status != "done"
+            {"structure_id": spec.structure_id, "error": ((game.marker or {}) if game else {}).get("error")}
+            for spec, game in logged
+            if game is None or game.status != "done"
         ],
-        "seconds_this_session": round(time.perf_counter() - started, 3),
+        "seconds_this_session": round(seconds, 3),
         "table": {k: v for k, v in row.items() if k != "taxonomy"},
         "taxonomy": row["taxonomy"],
     }
-    _write_json(run_dir(out, run) / SUMMARY_NAME, _finite(summary), redactor)
+    write_json(run_dir(settings.out, run) / SUMMARY_NAME, _finite(summary), redactor)
     return summary
 
 
@@ -573,6 +596,7 @@ def _finite(value: Any) -> Any:
 
 
 def game_specs(settings: RunSettings, run: int) -> list[GameSpec]:
+    """The games of run ``run`` that ``settings`` play (their shard's share of them under ``--shard``)."""
     structures = settings.load_structures()
     return [
         GameSpec(
@@ -582,7 +606,8 @@ def game_specs(settings: RunSettings, run: int) -> list[GameSpec]:
             structures[index].id or f"structure_{index + 1:03d}",
             game_seed(settings.seed, run, index),
         )
-        for index in settings.selected()
+        for game_run, index in settings.games()
+        if game_run == run
     ]
 
 
@@ -600,7 +625,8 @@ async def run_benchmark_async(
     ``seated``: agents that take given seats (see ``AgentFactory``).
     """
     redactor = redactor or Redactor()
-    specs = {run: game_specs(settings, run) for run in range(1, settings.runs + 1)}  # fails before writing
+    # Built before anything is written, so bad settings fail first; a shard skips the runs it has no game of.
+    specs = {run: games for run in range(1, settings.runs + 1) if (games := game_specs(settings, run))}
     lock = RunLock(settings.out)
     cache = None
     try:

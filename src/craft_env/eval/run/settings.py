@@ -15,7 +15,8 @@ seats existed seated the default three. A bad value raises
 20; ``"craft"``: ours) or a structures file. ``protocol`` is ``"craft"``
 (default) or ``"paper"`` (``core.protocol``). ``builder_tools`` gives a
 model builder the ``simulate_move`` tool, at most ``max_tool_calls`` calls
-a turn (``agents.tools``).
+a turn (``agents.tools``). ``shard`` (``"I/N"``, default None: every
+game) makes the run play only its share of the games (``run.shard``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from craft_env.core.protocol import get_protocol
 from craft_env.core.starts import STARTS, start_code
 from craft_env.core.views import ALL_SEATS, DEFAULT_SEATS, check_seats
 from craft_env.datasets import EVAL_SETS, load_dataset
+from craft_env.eval.run.shard import canonical_shard, shard_games
 
 BUILT_IN = ("scripted", "random")
 #: Every seat a person may take; a run accepts the builder or one of its own ``seats``.
@@ -56,6 +58,7 @@ RESULT_FIELDS = (
     "builder_tools",
     "max_tool_calls",
     "seats",
+    "shard",
 )
 DEFAULT_DATASET = "paper"
 # The paper's budget of simulate_move calls per builder turn (docs/benchmark.md, "The paper's three conditions and the tool").
@@ -130,6 +133,7 @@ class RunSettings:
     max_cost: float | None = None
     log_prompts: bool = False
     seats: tuple[str, ...] = DEFAULT_SEATS
+    shard: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("director_model", "builder_model"):
@@ -179,6 +183,7 @@ class RunSettings:
         if not isinstance(self.builder_tools, bool):
             raise ValueError(f"builder_tools: expected a bool, got {self.builder_tools!r}")
         _positive_int("max_tool_calls", self.max_tool_calls)
+        self.shard = canonical_shard(self.shard)
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -203,6 +208,11 @@ class RunSettings:
 
     def selected(self) -> list[int]:
         return list(range(len(self.load_structures()))) if self.structures is None else list(self.structures)
+
+    def games(self) -> list[tuple[int, int]]:
+        """The ``(run, structure index)`` games this run plays: every selected structure in every run, or the
+        share of them that its ``shard`` deals it."""
+        return shard_games(self.shard, self.runs, self.selected())
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
