@@ -13,6 +13,8 @@
   terminal, logged like a run (``eval.play``).
 * ``craft-env replay DIR [DIR...] -o replay.html``: every game in one HTML page.
 * ``craft-env transcript DIR --game ID``: one game as a Markdown table.
+* ``craft-env leaderboard PATH... -o board.html``: every run beside the
+  paper's published rows, with rank bands (docs/leaderboard.md).
 
 Each subcommand imports what it runs when it runs, so the command line
 starts without loading the runner, the judges or the report (the one
@@ -179,6 +181,9 @@ def _parser() -> argparse.ArgumentParser:
     from craft_env.eval.judges.command import add_judge_parser
 
     add_judge_parser(commands)
+    from craft_env.eval.leaderboard.options import add_leaderboard_parser
+
+    add_leaderboard_parser(commands)
 
     generate = commands.add_parser("generate", help="write generated structures in the paper's JSON format")
     generate.add_argument("--n", type=int, default=100, help="how many structures (default 100)")
@@ -410,6 +415,12 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return run_judge(args)
 
 
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from craft_env.eval.leaderboard.command import cmd_leaderboard as run_leaderboard
+
+    return run_leaderboard(args)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from craft_env.eval.run.play import play, play_settings
 
@@ -487,6 +498,7 @@ COMMANDS = {
     "import": cmd_import,
     "export": cmd_export,
     "judge": cmd_judge,
+    "leaderboard": cmd_leaderboard,
     "compile": cmd_compile,
 }
 
