@@ -174,10 +174,18 @@ def _parser() -> argparse.ArgumentParser:
     paper_in = commands.add_parser("import", help="paper result logs -> our run directory (replayed)")
     paper_in.add_argument("path", help="a paper result JSON file or a directory of them")
     paper_in.add_argument("-o", "--output", required=True, help="the run directory to write")
-    paper_out = commands.add_parser("export", help="a run directory -> the paper's result logs")
-    paper_out.add_argument("dir", help="an output directory of craft-env run")
-    paper_out.add_argument("--format", choices=("paper",), default="paper", help="log format (paper)")
-    paper_out.add_argument("-o", "--output", required=True, help="where to write the paper's directories")
+    paper_out = commands.add_parser(
+        "export", help="run directories -> the paper's result logs, or SFT/DPO training data (docs/train.md)"
+    )
+    paper_out.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
+    paper_out.add_argument(
+        "--format", choices=("paper", "sft", "dpo"), default="paper",
+        help="paper: the paper's result logs (one DIR); sft / dpo: TRL's conversational JSONL",
+    )
+    paper_out.add_argument("-o", "--output", required=True, help="the directory to write")
+    from craft_env.train.options import add_training_export_options
+
+    add_training_export_options(paper_out)
     from craft_env.eval.judges.command import add_judge_parser
 
     add_judge_parser(commands)
@@ -479,10 +487,16 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.format != "paper":
+        from craft_env.train.export import cmd_training_export
+
+        return cmd_training_export(args)
     from craft_env.eval.logs.outputs import output_dir
     from craft_env.eval.logs.paperlogs import export_paper_logs
 
-    written = export_paper_logs(args.dir, output_dir(args.output, "--output"))
+    if len(args.dirs) != 1:
+        raise UsageError("export --format paper takes one run directory")
+    written = export_paper_logs(args.dirs[0], output_dir(args.output, "--output"))
     print(f"Wrote {len(written)} game file(s) in the paper's format under {args.output}")
     return 0
 
