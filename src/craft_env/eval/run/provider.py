@@ -27,6 +27,7 @@ from craft_env.agents.tools import scripted_tool_reply
 from craft_env.core.board import cached_move
 from craft_env.core.encoding import action_table
 from craft_env.core.rules import landing_layer_at
+from craft_env.models.cost import declare_free_provider
 from craft_env.models.llm import CONTEXT_KEY, add_provider
 
 PROVIDER = "scripted"
@@ -131,3 +132,4 @@ def register_scripted_provider(litellm: Any) -> None:
 
 
 add_provider(register_scripted_provider)
+declare_free_provider(PROVIDER)  # the built-in agents cost nothing: no price warning, --max-cost allowed
