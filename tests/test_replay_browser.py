@@ -25,8 +25,6 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 SCRIPT_MESSAGE = "<img src=x onerror=alert(1)>"

@@ -20,9 +20,8 @@ from craft_env.eval.run.runner import load_settings, run_benchmark
 from craft_env.eval.run.settings import RunSettings
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
-# A craft-env run whose model calls wait until a gate file exists (so a test can act while it is live).
+# A craft-env run whose model calls wait until a gate file exists (so a test can act while it is live); a call
+# that waits says so by creating GATE.waiting.
 GATED_RUN = r"""
 import asyncio, sys
 from pathlib import Path
@@ -35,6 +34,7 @@ gate = Path(sys.argv[1])
 
 class Gated(litellm.CustomLLM):
     async def acompletion(self, model, messages, *args, **kwargs):
+        gate.with_suffix(".waiting").touch()
         while not gate.exists():
             await asyncio.sleep(0.02)
         text = scripted_reply("scripted/team", messages, request_context(kwargs))
@@ -58,9 +58,10 @@ def _gated(tmp_path: Path, out: Path, *extra: str) -> subprocess.Popen:
     )
 
 
-def _wait_for_first_line(process: subprocess.Popen, path: Path) -> None:
-    """Block until ``path`` holds a line (the run has started) or the process died."""
-    while not (path.exists() and path.read_text().strip()):
+def _wait_for_a_call_at_the_gate(process: subprocess.Popen, tmp_path: Path) -> None:
+    """Block until a model call of the gated run waits at the gate (the run is live, its log begun)."""
+    waiting = (tmp_path / "gate").with_suffix(".waiting")
+    while not waiting.exists():
         if process.poll() is not None:
             raise AssertionError(f"the run ended early: {process.stderr.read()}")
         os.sched_yield()
@@ -72,7 +73,7 @@ def _wait_for_first_line(process: subprocess.Popen, path: Path) -> None:
 def test_a_second_process_cannot_write_a_live_run_directory(tmp_path):
     out = tmp_path / "live"
     first = _gated(tmp_path, out)
-    _wait_for_first_line(first, out / "run_1" / "log.jsonl")
+    _wait_for_a_call_at_the_gate(first, tmp_path)
     second = subprocess.run(  # a --resume beside the live run, able to call the same models
         [sys.executable, "-c", GATED_RUN, str(tmp_path / "gate"), "run", "--resume", "--out", str(out),
          "--no-progress", "--no-plots"],
@@ -96,7 +97,7 @@ def test_a_second_process_cannot_write_a_live_run_directory(tmp_path):
 def test_a_killed_run_leaves_no_stuck_lock(tmp_path):
     out = tmp_path / "killed"
     first = _gated(tmp_path, out)
-    _wait_for_first_line(first, out / "run_1" / "log.jsonl")
+    _wait_for_a_call_at_the_gate(first, tmp_path)
     first.kill()
     first.communicate()
     from craft_env.eval.run.lock import RunLock
@@ -111,10 +112,10 @@ def test_a_killed_run_leaves_no_stuck_lock(tmp_path):
 def test_ctrl_c_prints_one_line_with_what_was_saved_and_the_resume_command(tmp_path):
     out = tmp_path / "interrupted"
     process = _gated(tmp_path, out)
-    _wait_for_first_line(process, out / "run_1" / "log.jsonl")
+    _wait_for_a_call_at_the_gate(process, tmp_path)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate()
-    assert process.returncode == 130
+    assert process.returncode == 130, f"stdout:\n{stdout}\nstderr:\n{stderr}"
     assert "Traceback" not in stderr and "Traceback" not in stdout
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
