@@ -69,7 +69,8 @@ _DEFAULTS = {
 }
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line: every subcommand and its options (read by the docs test too)."""
     parser = argparse.ArgumentParser(
         prog=PROG, description="CRAFT: the multi-director block-building benchmark."
     )
@@ -223,7 +224,7 @@ def _parser() -> argparse.ArgumentParser:
     transcript = commands.add_parser("transcript", help="one game turn by turn as Markdown (paper Table 11)")
     transcript.add_argument("dir", metavar="DIR", help="an output directory of craft-env run (or a run_<k>)")
     transcript.add_argument(
-        "--game", required=True, metavar="ID", help="structure id or index: eval_003, 2, run_2/eval_003"
+        "--game", required=True, metavar="ID", help="structure id or index: structure_003, 2, run_2/structure_003"
     )
     transcript.add_argument("--turns", metavar="A-B", help="only turns A to B (e.g. 5-9, or 7)")
     transcript.add_argument("-o", "--output", help="write the Markdown here instead of printing it")
@@ -527,7 +528,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``craft-env`` console script."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     from craft_env.models.redact import redact
     from craft_env.text.clean import PrintableFormatter, printable
 
