@@ -45,7 +45,7 @@ def cli(*argv):
     return code, out.getvalue(), err.getvalue()
 def report(code, measure):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"exit": code, "measure": measure, "peak_mib": peak}), flush=True)
+    print(json.dumps({"exit": code, "measure": measure, "peak_mib": peak}), file=sys.__stdout__, flush=True)
 """
 
 PROBES = {
@@ -57,11 +57,11 @@ code, out, err = cli("import", str(path), "-o", os.path.join(scratch, "out"))
 report(code, "traceback" if "Traceback" in err or code == "MemoryError"
        else err.strip().split(": ", 2)[-1][:70] if err.strip() else "no error")
 """),
-    "one_bad": ("a good and a bad (num_oracle {}) log in one folder (import)", """
+    "one_bad": ('a good and a bad (num_oracle {"n": 5}) log in one folder (import)', """
 from pathlib import Path
 from paper_log_samples import paper_log, write_log
 write_log(Path(scratch) / "in" / "a.json", paper_log())
-write_log(Path(scratch) / "in" / "b.json", paper_log(num_oracle={}))
+write_log(Path(scratch) / "in" / "b.json", paper_log(num_oracle={"n": 5}))
 code, out, err = cli("import", str(Path(scratch) / "in"), "-o", os.path.join(scratch, "out"))
 games = sum(1 for _ in Path(scratch, "out").rglob("log.jsonl"))
 report(code, f"{games} run log(s) written")
@@ -143,7 +143,8 @@ install("odd", Odd())
 out = Path(scratch, "run")
 cli("run", "--out", str(out), "--director-model", "odd/m", "--builder-model", "odd/m", "--structures", "0",
     "--turns", "2", "--no-progress", "--no-plots")
-codes = [cli("replay", str(out), "-o", str(out / "r.html"))[0], cli("transcript", str(out), "--game", "0")[0],
+codes = [cli("replay", str(out), "-o", str(out / "r.html"))[0],
+         cli("transcript", str(out), "--game", "0", "-o", str(out / "t.md"))[0],
          cli("judge", str(out), "--judge-model", "odd/j", "--judges", "sg", "--no-progress", "--num-retries", "0")]
 failed = codes[2][1].count(" 0 failed")
 report(0, f"replay {codes[0]}, transcript {codes[1]}, judge calls failing: {'no' if failed else 'yes'}")
