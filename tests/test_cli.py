@@ -9,8 +9,6 @@ import pytest
 from craft_env import load_structures
 from craft_env.cli import main
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 
 def test_generate_writes_paper_json(tmp_path):
     path = tmp_path / "structures.json"

@@ -13,8 +13,6 @@ from craft_env.eval.logs.games import read_games
 from craft_env.eval.run.provider import request_context, scripted_reply
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 litellm = import_litellm()
 
 

@@ -13,8 +13,6 @@ from craft_env.eval.run.settings import RunSettings
 
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 litellm = import_litellm()
 MESSAGES = [{"role": "user", "content": "hello"}]
 

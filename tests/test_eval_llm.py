@@ -17,8 +17,6 @@ from craft_env.models.redact import REDACTED, Redactor
 
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 litellm = import_litellm()
 SECRET = "sk-test-THISISASECRETKEY0123456789"
 MESSAGES = [{"role": "user", "content": "hello"}]

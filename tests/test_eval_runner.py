@@ -19,7 +19,6 @@ from craft_env.eval.run.runner import run_benchmark
 from craft_env.eval.run.settings import RunSettings
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 SECRET = "sk-test-RUNNERSECRET0123456789abcdef"
 
 

@@ -15,7 +15,7 @@ from craft_env.agents.base import AgentContext, GameStopped
 from craft_env.agents.human import HumanBuilder, HumanDirector, Terminal
 from craft_env.cli import main
 from craft_env.eval.logs.games import read_games
-from craft_env.eval.run.play import play_settings
+from craft_env.eval.run.play import play, play_settings, who_plays
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -180,6 +180,14 @@ def test_end_of_input_or_quit_stops_the_game():
         HumanBuilder(quiet_terminal()[0]).decide(context_for("builder"))
     with pytest.raises(GameStopped, match="D1"):
         HumanDirector(quiet_terminal("QUIT")[0]).decide(context_for("director_1"))
+
+
+def test_the_greeting_says_in_a_sentence_who_plays_the_other_seats(tmp_path):
+    terminal, _, shown = quiet_terminal("quit")
+    result = play(play_settings("builder", 0, out=str(tmp_path / "game")), terminal)
+    assert result["status"] == "stopped"
+    assert "You are the builder; the scripted agents play the other seats. Type help" in shown.getvalue()
+    assert who_plays("openai/gpt-4o-mini") == "the model openai/gpt-4o-mini plays"
 
 
 def test_director_strictness_follows_the_builder():

@@ -22,8 +22,6 @@ from craft_env.eval.replay.page import board_boxes, json_for_html, render_html, 
 from craft_env.eval.results.taxonomy import classify
 from craft_env.eval.replay.transcript import game_transcript, parse_turns
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 SCRIPT_MESSAGE = "<img src=x onerror=alert(1)>"
 BREAKOUT = "</script><script>window.__pwned = 1</script><!--"
 

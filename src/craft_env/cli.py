@@ -13,6 +13,8 @@
   terminal, logged like a run (``eval.play``).
 * ``craft-env replay DIR [DIR...] -o replay.html``: every game in one HTML page.
 * ``craft-env transcript DIR --game ID``: one game as a Markdown table.
+* ``craft-env leaderboard PATH... -o board.html``: every run beside the
+  paper's published rows, with rank bands (docs/leaderboard.md).
 
 Each subcommand imports what it runs when it runs, so the command line
 starts without loading the runner, the judges or the report (the one
@@ -67,7 +69,8 @@ _DEFAULTS = {
 }
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line: every subcommand and its options (read by the docs test too)."""
     parser = argparse.ArgumentParser(
         prog=PROG, description="CRAFT: the multi-director block-building benchmark."
     )
@@ -172,13 +175,24 @@ def _parser() -> argparse.ArgumentParser:
     paper_in = commands.add_parser("import", help="paper result logs -> our run directory (replayed)")
     paper_in.add_argument("path", help="a paper result JSON file or a directory of them")
     paper_in.add_argument("-o", "--output", required=True, help="the run directory to write")
-    paper_out = commands.add_parser("export", help="a run directory -> the paper's result logs")
-    paper_out.add_argument("dir", help="an output directory of craft-env run")
-    paper_out.add_argument("--format", choices=("paper",), default="paper", help="log format (paper)")
-    paper_out.add_argument("-o", "--output", required=True, help="where to write the paper's directories")
+    paper_out = commands.add_parser(
+        "export", help="run directories -> the paper's result logs, or SFT/DPO training data (docs/train.md)"
+    )
+    paper_out.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
+    paper_out.add_argument(
+        "--format", choices=("paper", "sft", "dpo"), default="paper",
+        help="paper: the paper's result logs (one DIR); sft / dpo: TRL's conversational JSONL",
+    )
+    paper_out.add_argument("-o", "--output", required=True, help="the directory to write")
+    from craft_env.train.options import add_training_export_options
+
+    add_training_export_options(paper_out)
     from craft_env.eval.judges.command import add_judge_parser
 
     add_judge_parser(commands)
+    from craft_env.eval.leaderboard.options import add_leaderboard_parser
+
+    add_leaderboard_parser(commands)
 
     generate = commands.add_parser("generate", help="write generated structures in the paper's JSON format")
     generate.add_argument("--n", type=int, default=100, help="how many structures (default 100)")
@@ -210,7 +224,7 @@ def _parser() -> argparse.ArgumentParser:
     transcript = commands.add_parser("transcript", help="one game turn by turn as Markdown (paper Table 11)")
     transcript.add_argument("dir", metavar="DIR", help="an output directory of craft-env run (or a run_<k>)")
     transcript.add_argument(
-        "--game", required=True, metavar="ID", help="structure id or index: eval_003, 2, run_2/eval_003"
+        "--game", required=True, metavar="ID", help="structure id or index: structure_003, 2, run_2/structure_003"
     )
     transcript.add_argument("--turns", metavar="A-B", help="only turns A to B (e.g. 5-9, or 7)")
     transcript.add_argument("-o", "--output", help="write the Markdown here instead of printing it")
@@ -410,6 +424,12 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return run_judge(args)
 
 
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from craft_env.eval.leaderboard.command import cmd_leaderboard as run_leaderboard
+
+    return run_leaderboard(args)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from craft_env.eval.run.play import play, play_settings
 
@@ -468,10 +488,16 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.format != "paper":
+        from craft_env.train.export import cmd_training_export
+
+        return cmd_training_export(args)
     from craft_env.eval.logs.outputs import output_dir
     from craft_env.eval.logs.paperlogs import export_paper_logs
 
-    written = export_paper_logs(args.dir, output_dir(args.output, "--output"))
+    if len(args.dirs) != 1:
+        raise UsageError("export --format paper takes one run directory")
+    written = export_paper_logs(args.dirs[0], output_dir(args.output, "--output"))
     print(f"Wrote {len(written)} game file(s) in the paper's format under {args.output}")
     return 0
 
@@ -487,6 +513,7 @@ COMMANDS = {
     "import": cmd_import,
     "export": cmd_export,
     "judge": cmd_judge,
+    "leaderboard": cmd_leaderboard,
     "compile": cmd_compile,
 }
 
@@ -501,7 +528,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``craft-env`` console script."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     from craft_env.models.redact import redact
     from craft_env.text.clean import PrintableFormatter, printable
 

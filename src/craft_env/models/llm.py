@@ -115,7 +115,7 @@ def import_litellm() -> Any:
     try:
         import litellm
     except ImportError:
-        raise ValueError("model: calling a language model needs litellm (pip install litellm)") from None
+        raise ValueError('model: calling a language model needs litellm (pip install "craft-env[llm]")') from None
 
 
     litellm.suppress_debug_info = True

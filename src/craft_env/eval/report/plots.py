@@ -58,7 +58,8 @@ def draw_plots(results: list[Any], folder: Path, curves: tuple[Any, Any]) -> lis
     axis.set_ylabel("progress (mean ± SEM over games)")
     axis.set_ylim(0, 1.02)
     axis.set_title("Progress per turn")
-    axis.legend(fontsize="small")
+    if axis.get_legend_handles_labels()[0]:  # a run with no finished game draws no curve to name
+        axis.legend(fontsize="small")
     figure.tight_layout()
     path = folder / "progress.png"
     figure.savefig(path, dpi=110)

@@ -20,7 +20,7 @@ from craft_env.eval.logs.games import LOG_NAME, read_games, run_dir
 from craft_env.eval.run.runner import run_benchmark
 from craft_env.eval.run.settings import BUILT_IN, PERSON_SEATS, RunSettings
 
-__all__ = ["PERSON_SEATS", "play", "play_settings"]
+__all__ = ["PERSON_SEATS", "play", "play_settings", "who_plays"]
 
 
 def play_settings(
@@ -56,6 +56,11 @@ def play_settings(
     return settings
 
 
+def who_plays(model: str) -> str:
+    """Subject and verb of a sentence on who plays the other seats: the built-in agents, or the model."""
+    return f"the {model} agents play" if model in BUILT_IN else f"the model {model} plays"
+
+
 def play(settings: RunSettings, terminal: Terminal | None = None) -> dict[str, Any]:
     """Play the one game of ``settings`` with a person at ``settings.person``; return how it ended.
 
@@ -70,10 +75,10 @@ def play(settings: RunSettings, terminal: Terminal | None = None) -> dict[str, A
         person: Any = HumanBuilder(terminal)
     else:
         person = HumanDirector(terminal, strict=settings.builder_model in BUILT_IN)
+    others = settings.director_model if seat == "builder" else settings.builder_model
     terminal.say(
-        f"You are {'the builder' if seat == 'builder' else 'director ' + seat}; the other seats are "
-        f"played by {settings.director_model if seat == 'builder' else settings.builder_model}. "
-        "Type help for the syntax, quit to stop.",
+        f"You are {'the builder' if seat == 'builder' else 'director ' + seat}; {who_plays(others)} the "
+        "other seats. Type help for the syntax, quit to stop.",
         "bold",
     )
     run_benchmark(settings, seated={seat: person})
