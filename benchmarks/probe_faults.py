@@ -97,8 +97,9 @@ install("metered", Metered())
 out = Path(scratch, "run")
 args = ["run", "--out", str(out), "--director-model", "metered/m", "--builder-model", "metered/m", "--max-tokens", "100",
         "--max-cost", "0.05", "--structures", "all", "--turns", "2", "--concurrency", "20", "--no-progress", "--no-plots"]
-from craft_env.cli import _parser
-if not _parser().parse_known_args(["run", "--price-per-token", "1e-5,2e-5"])[1]:
+from craft_env import cli as command_line
+parser = getattr(command_line, "build_parser", None) or getattr(command_line, "_parser")
+if not parser().parse_known_args(["run", "--price-per-token", "1e-5,2e-5"])[1]:
     args += ["--price-per-token", "1e-5,2e-5"]  # a tree that knows the flag: litellm has no price for the stand-in
 code, _, err = cli(*args)
 spent = sum(json.loads(line)["cost"] for line in (out / "cache.jsonl").read_text().splitlines())
