@@ -423,6 +423,12 @@ def missing_modules(block: Block) -> list[str]:
     return sorted(name for name in names if importlib.util.find_spec(name) is None)
 
 
+def skip_reason(block: Block) -> str | None:
+    """Why ``block`` is not run: its skip directive, or a module it imports that is not installed."""
+    missing = missing_modules(block) if block.language in PYTHON else []
+    return block.skip or (f"needs {', '.join(missing)}, which is not installed" if missing else None)
+
+
 def static_problems(
     page: Page, parser: argparse.ArgumentParser, structure_ids: set[str], count: int, root: Path = ROOT
 ) -> list[str]:
@@ -443,7 +449,7 @@ def static_problems(
                 f"{block.where}: shows commands but has no language tag, so it never runs: tag it "
                 "bash (and mark it skip if it cannot run here)"
             )
-        if block.language in PYTHON and block.skip:
+        if block.language in PYTHON and skip_reason(block):
             problems += [f"{block.where}: {p}" for p in python_problems(block)]
         if block.runs and not block.skip and INSTALL.search(block.text):
             problems.append(
@@ -621,7 +627,7 @@ class PageRun:
     def run_all(self) -> dict[int, str | None]:
         """Run every block that runs; the failures by block line (None for a block that passed)."""
         for block in self.page.blocks:
-            if block.runs and not block.skip:
+            if block.runs and not skip_reason(block):
                 self.result(block)
         self.close()
         return self.results
@@ -631,7 +637,7 @@ class PageRun:
         for earlier in self.page.blocks:
             if earlier.line > block.line:
                 break
-            if earlier.line not in self.results and earlier.runs and not earlier.skip:
+            if earlier.line not in self.results and earlier.runs and not skip_reason(earlier):
                 self.results[earlier.line] = self._run(earlier)
         return self.results[block.line]
 
@@ -782,7 +788,7 @@ class DocsRun:
         self.pages = {
             name: self.pool.submit(PageRun(sandbox, page, ran).run_all)
             for name, page in pages.items()
-            if any(block.runs and not block.skip for block in page.blocks)
+            if any(block.runs and not skip_reason(block) for block in page.blocks)
         }
 
     def result(self, name: str, block: Block) -> str | None:

@@ -13,7 +13,6 @@ import pytest
 from craft_env.cli import build_parser
 from craft_env.datasets import load_dataset
 from docs_blocks import (  # tests/ is on sys.path (conftest)
-    PYTHON,
     SHRUNK_MODEL_TURNS,
     SHRUNK_RUN,
     Block,
@@ -24,9 +23,9 @@ from docs_blocks import (  # tests/ is on sys.path (conftest)
     SharedBlocks,
     cheaper,
     documented_pages,
-    missing_modules,
     page_name,
     read_page,
+    skip_reason,
     static_problems,
     substitute,
 )
@@ -56,10 +55,8 @@ def small_run_games() -> tuple[set[str], int]:
 
 @pytest.mark.parametrize("name, block", BLOCKS, ids=[f"{name}:{block.line}" for name, block in BLOCKS])
 def test_documented_block_runs(name, block, docs_run):
-    if block.skip:
-        pytest.skip(block.skip)
-    if block.language in PYTHON and missing_modules(block):
-        pytest.skip(f"needs {', '.join(missing_modules(block))}, which is not installed")
+    if skip_reason(block):
+        pytest.skip(skip_reason(block))
     failure = docs_run.result(name, block)
     if failure:
         pytest.fail(failure, pytrace=False)
@@ -152,11 +149,13 @@ def test_a_skipped_block_is_a_skip_and_still_checked(tmp_path):
         '<!-- docs-test: skip "needs Ray" -->\n\n```python\n'
         "from craft_env.wrappers import no_such_wrapper\n```\n",
     )
-    assert page.blocks[0].skip == "needs Ray"
+    assert skip_reason(page.blocks[0]) == "needs Ray"
     problems = static_problems(page, build_parser(), set(), 0)
     assert problems == [
         "page.md, block at line 3 (python): from craft_env.wrappers import no_such_wrapper: no such name"
     ]
+    page = write(tmp_path, "```python\nimport numpy\nfrom no_such_library.sub import thing\n```\n")
+    assert skip_reason(page.blocks[0]) == "needs no_such_library, which is not installed"
 
 
 def test_an_unmarked_install_command_is_refused(tmp_path):
