@@ -1,8 +1,9 @@
 """Growth of a parser's time with its input: a ratio, never a wall-clock bound.
 
 ``growth(parse, make)`` times ``parse(make(size))`` and ``parse(make(10 *
-size))`` (best of a few tries each, so a busy machine only makes the ratio
-noisier, not wrong) and returns the ratio. A linear parser gives about 10
+size))`` in CPU time of the calling thread (``time.thread_time``: another
+process on a busy machine does not count), best of a few tries each, and
+returns the ratio. A linear parser gives about 10
 (less when fixed costs dominate); a quadratic one about 100.
 """
 
@@ -16,15 +17,15 @@ FACTOR = 10
 LINEAR_LIMIT = 50.0
 
 
-def best_time(parse: Callable[[str], object], text: str, tries: int = 3) -> float:
+def best_time(parse: Callable[[str], object], text: str, tries: int = 5) -> float:
     best = float("inf")
     for _ in range(tries):
-        start = time.perf_counter()
+        start = time.thread_time()
         try:
             parse(text)
         except ValueError:
             pass
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.thread_time() - start)
     return best
 
 

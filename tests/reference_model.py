@@ -1,4 +1,4 @@
-"""An independent, slow, pure-Python model of the CRAFT rules, written from SPEC.md.
+"""An independent, slow, pure-Python model of the CRAFT rules, written from the rules as docs/rules.md states them.
 
 This module is the yardstick the engine is tested against, so it shares no
 code with it: no numba kernels, no cell-value encoding, no action table.
@@ -11,12 +11,12 @@ small block). It meets the engine only at the edges, through public API:
 
 Covered here:
 
-* SPEC section 2 (moves): legal-move enumeration, the legality check with a
+* docs/rules.md#moves (moves): legal-move enumeration, the legality check with a
   reason *category* (``REASON_KEYWORDS`` maps each to a word the engine's
   sentence must contain), and apply;
-* SPEC section 6 (oracle): keep levels and distance, plus brute-force
+* docs/rules.md#oracle (oracle): keep levels and distance, plus brute-force
   optimal moves and breadth-first shortest paths;
-* SPEC section 7 (metrics), from the formulas, with Python sets.
+* docs/rules.md#metrics (metrics), from the formulas, with Python sets.
 
 A model move is a tuple ``(action, code, cells, layer)``: ``action`` is
 ``"place"`` or ``"remove"``; ``code`` the block code (for a remove: ``None``,
@@ -164,7 +164,7 @@ class RefBoard:
     # ----------------------------------------------------------------- moves
 
     def legal_moves(self, codes: Iterable[str] = CODES) -> set[RefMove]:
-        """Every legal move, each carrying the layer it acts on (SPEC section 2)."""
+        """Every legal move, each carrying the layer it acts on (docs/rules.md#moves)."""
         codes = tuple(codes)
         moves: set[RefMove] = set()
         for cell in self.cells():
@@ -243,7 +243,7 @@ class RefBoard:
 
 
 def keep_levels(current: RefBoard, target: RefBoard) -> dict[Cell, int]:
-    """SPEC section 6: longest matching bottom prefix, then lowered by large blocks that must go."""
+    """docs/rules.md#oracle: longest matching bottom prefix, then lowered by large blocks that must go."""
     keep = {}
     for cell in current.cells():
         mine, wanted = current.stacks[cell], target.stacks[cell]
@@ -312,7 +312,7 @@ def bfs_distances(target: RefBoard, codes: Iterable[str]) -> dict[RefBoard, int]
 
 
 def score(current: RefBoard, target: RefBoard) -> dict[str, float]:
-    """SPEC section 7 with our documented edge cases, from the formulas, with sets."""
+    """docs/rules.md#metrics with our documented edge cases, from the formulas, with sets."""
     cells = current.cells()
     target_entries = sum(len(target.stacks[c]) for c in cells)
     matched = 0
@@ -395,7 +395,7 @@ def random_walk(board: RefBoard, choices: Iterator[int], steps: int, remove_bias
 
 
 def generate(rng, n: int = 3, height: int = 3) -> RefBoard:
-    """A target from the paper distribution (SPEC section 3), drawn with ``rng`` (a ``random.Random``).
+    """A target from the paper distribution (docs/rules.md#structures), drawn with ``rng`` (a ``random.Random``).
 
     Not byte-compatible with the engine's seeded generator (different random
     stream); it follows the same recipe, so the two agree in distribution.

@@ -1,4 +1,4 @@
-"""The envs say "compiling kernels (first run only)" when numba has no cache for the game kernels yet."""
+"""The envs say they are compiling the kernels when numba has no cache for the game kernels yet."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seeded generator (SPEC section 3), structure files and the bundled evaluation set."""
+"""The seeded generator (docs/rules.md#structures), structure files and the bundled evaluation set."""
 
 from __future__ import annotations
 

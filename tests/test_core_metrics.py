@@ -1,4 +1,4 @@
-"""The metrics (SPEC section 7) against the reference formulas, and the edge cases we chose.
+"""The metrics (docs/rules.md#metrics) against the reference formulas, and the edge cases we chose.
 
 Edge cases (documented in ``craft_env.core.metrics``):
 

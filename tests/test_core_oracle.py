@@ -1,8 +1,8 @@
-"""The oracle (SPEC section 6): distance, optimal moves, plans, candidate sampling.
+"""The oracle (docs/rules.md#oracle): distance, optimal moves, plans, candidate sampling.
 
 Three independent checks:
 
-* against the reference model's keep-level distance (written from the SPEC);
+* against the reference model's keep-level distance (written from docs/rules.md#oracle);
 * against brute force: every legal move is played and the distance
   recomputed, so "optimal" is checked by definition;
 * against breadth-first search over every reachable board of small sizes,

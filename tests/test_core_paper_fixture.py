@@ -1,7 +1,7 @@
 """The paper's 20 evaluation structures (``../shared/fixtures``) load, round-trip and build.
 
 The fixture's ``director_views`` are not compared: the paper's code shows
-every block as size 1, while SPEC section 5 shows a domino lying along a
+every block as size 1, while docs/rules.md#directors-views shows a domino lying along a
 wall as size 2 (see ``test_core_views``).
 """
 
@@ -60,7 +60,7 @@ def test_oracle_builds_each_from_empty(entries):
 
 
 def test_spans_into_hidden_cells_are_buildable(entries):
-    """SPEC section 9: some paper targets have dominoes reaching (1,1)/(2,1); ours build them."""
+    """docs/rules.md#where-we-differ-from-the-papers-code: some paper targets have dominoes reaching (1,1)/(2,1); ours build them."""
     hidden = {"(1,1)", "(2,1)"}
     reaching = [e for e in entries if any(set(p) & hidden for pairs in e["spans"].values() for p in pairs)]
     assert reaching, "the fixture should contain targets whose spans reach hidden cells"

@@ -1,4 +1,4 @@
-"""The rules (SPEC section 2): the engine against the reference model, move by move.
+"""The rules (docs/rules.md#moves): the engine against the reference model, move by move.
 
 A Hypothesis state machine plays random move sequences, legal and illegal
 (full stacks, uneven spans, wrong layer claims, removals of a large block's

@@ -1,4 +1,4 @@
-"""Directors' views (SPEC section 5) on hand-drawn boards.
+"""Directors' views (docs/rules.md#directors-views) on hand-drawn boards.
 
 Each view is written below as one line per layer, bottom first, in the
 seat's own left-to-right order: a token is the colour's initial and the

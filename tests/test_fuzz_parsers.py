@@ -39,6 +39,7 @@ WORDS = [
     "place", "remove", "pass", "noop", "MOVE:", "QUESTION:", "FOLLOWED:", "D1", "D2, D3", "gs", "gl", "bl",
     "rs", "ys", "os", "(0,0)", "( 1 , 2 )", "[2,1]", "row 1 col 2", "L0", "layer 2", "large", "small",
     "green", "purple", "not", "don't", "I will not", "because", "instead of", "I'll", "so", "?", ".", ",",
+    "I refuse to", "decided against", "under no circumstances", ", I'll", "but", "not sure,", "never",
     "-", "to the right", "inward", "my left column", "bottom layer", "take the top block off", "\n",
     "   ", "\t", "```json", "```", "<think>", "</think>", "<message>", "</message>", "<move>", "</move>",
     "{", "}", '"action"', ":", '"position"', "1e999", "Infinity", "-0.5", "NaN", "99999999", "null",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import subprocess
 import sys
@@ -19,6 +20,11 @@ LAZY = {
     "scipy": "only for the judges' correlations (its import alone takes a large part of a second)",
     "fcntl": "POSIX only: the run directory's lock",
     "rich": "optional at run time: without it the CLI prints plain text (tests/test_cli.py)",
+}
+#: Modules that need an optional extra, by the package they need: imported only where it is installed.
+OPTIONAL = {
+    "craft_env.wrappers.rllib": "ray",  # the rllib extra
+    "craft_env.wrappers.sb3": "stable_baselines3",  # the test extra
 }
 #: Modules whose functions may import the package's own modules.
 LAZY_OWN = {"cli.py": "each subcommand imports what it runs (the module's docstring)"}
@@ -38,10 +44,13 @@ def _function_imports(path: Path) -> list[tuple[int, str]]:
 
 
 def _modules() -> list[str]:
+    """Every module of the package, less those whose optional extra is not installed here."""
     names = []
     for path in sorted(SOURCE.rglob("*.py")):
         parts = path.relative_to(SOURCE.parent).with_suffix("").parts
-        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        if name not in OPTIONAL or importlib.util.find_spec(OPTIONAL[name]) is not None:
+            names.append(name)
     return names
 
 

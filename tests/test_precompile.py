@@ -24,10 +24,13 @@ def test_after_precompile_nothing_compiles(tmp_path):
     cache = tmp_path / "numba"
     done = _run(["-m", "craft_env.precompile"], cache, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert [line.split(":")[0] for line in done.stdout.splitlines()] == list(precompile.GROUPS)
+    assert [line.split(":")[0] for line in done.stdout.splitlines()] == [*precompile.GROUPS, "total"]
+    assert done.stdout.splitlines()[-1].endswith(" kernels compiled")
     check = _run([str(HERE / "precompile_workloads.py"), str(tmp_path / "runs")], cache, tmp_path)
     assert check.returncode == 0, check.stderr
     assert json.loads(check.stdout.splitlines()[-1]) == []
+    again = _run(["-m", "craft_env.precompile"], cache, tmp_path)
+    assert again.stdout.splitlines()[-1].endswith("kernels current, nothing compiled"), again.stdout
 
 
 def test_unknown_group_is_a_clear_error():

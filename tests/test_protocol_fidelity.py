@@ -35,10 +35,10 @@ from craft_env.eval.run.runner import GameSpec, env_options
 from craft_env.eval.run.settings import RunSettings
 from craft_env.eval.results.table import table_row
 
-# PAPER-PROTOCOL.md section 8: run 3, D1 D2 D3 for index 0..19.
+# docs/benchmark.md#protocols: run 3, D1 D2 D3 for index 0..19.
 PAPER_RUN3 = "SSK KAO SKC SAA AKC CKK ASC SSK SAO KKO COO ACK ACO SAO COC CCC SCK ACS KKS OCA"
 LETTER = {"A": "assertive", "C": "cautious", "O": "observant", "K": "skeptical", "S": "synthesizer"}
-# PAPER-PROTOCOL.md section 2: every paper target has a domino touching a hidden cell except these.
+# docs/rules.md#two-protocols: every paper target has a domino touching a hidden cell except these.
 PAPER_BUILDABLE_IDS = {
     "structure_008",
     "structure_009",

@@ -12,30 +12,23 @@ see .ci/run).
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from craft_env.cli import main
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (the test extra)")
-from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.common.keys import Keys  # noqa: E402
+import chromium  # before selenium: without selenium it skips this module
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
 SCRIPT_MESSAGE = "<img src=x onerror=alert(1)>"
 FLAG_MESSAGE = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
 BREAKOUT = "</script><script>window.__pwned = 3</script>"
 FAILURE = "Cannot remove layer 0 at (1,0)"
-FLAGS = (
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-dev-shm-usage", "--window-size=1280,960",
-)
 
 
 @pytest.fixture(scope="module")
@@ -64,16 +57,7 @@ def page(tmp_path_factory) -> tuple[Path, list[list[dict]]]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    if not CHROMIUM or not CHROMEDRIVER:
-        pytest.skip("Chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    # an explicit driver path: Selenium Manager never looks for (or downloads) a driver
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = chromium.start(tmp_path_factory.mktemp("chromium-profile"))
     yield driver
     driver.quit()
 
@@ -164,17 +148,7 @@ def test_replay_in_chromium(page, browser, tmp_path):
     assert _at(browser) == ("1", "1")
 
     # no console errors (a CSP violation would be one), and nothing was requested but the page itself
-    errors = [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "ERROR")]
-    assert errors == []
-    from_page, off_machine = set(), set()
-    for entry in browser.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] != "Network.requestWillBeSent":
-            continue
-        requested = message["params"]["request"]["url"].split("#")[0]
-        if message["params"].get("documentURL", "").split("#")[0] == url:
-            from_page.add(requested)
-        if requested.split(":", 1)[0] in ("http", "https", "ws", "wss", "ftp"):
-            off_machine.add(requested)
+    assert chromium.console_errors(browser) == []
+    from_page, off_machine = chromium.requests(browser, url)
     assert from_page == {url} and off_machine == set()  # the page load itself is seen, nothing else
     assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0

@@ -1,4 +1,4 @@
-"""Every document the code and the docs cite is in the repository.
+"""Every document the code, the tests and the docs cite is in the repository.
 
 Module docstrings cite pages as ``docs/rules.md#oracle``: the page must exist
 and, when an anchor is given, one of its headings must have that anchor.
@@ -19,7 +19,9 @@ import craft_env.core
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-SOURCES = sorted((ROOT / "src").rglob("*.py"))
+SOURCES = sorted((ROOT / "src").rglob("*.py")) + sorted(
+    p for folder in ("tests", "benchmarks", "examples") for p in (ROOT / folder).glob("*.py") if p.name != "test_repo_docs.py"
+)
 PAGES = sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]
 
 DOC_CITATION = re.compile(r"\bdocs/([\w.-]+\.md)(?:#([\w-]+))?")

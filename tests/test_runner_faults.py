@@ -4,10 +4,7 @@ model checks (#9), credentials in --api-base (#12), honest replays (#8) and Ctrl
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,70 +16,23 @@ from craft_env.eval.logs.games import read_games
 from craft_env.eval.run.runner import load_settings, run_benchmark
 from craft_env.eval.run.settings import RunSettings
 from fake_providers import install  # tests/ is on sys.path (conftest)
+from gated_process import gated, gated_run, wait_for
 
-# A craft-env run whose model calls wait until a gate file exists (so a test can act while it is live); a call
-# that waits says so by creating GATE.waiting.
-GATED_RUN = r"""
-import asyncio, sys
-from pathlib import Path
-from craft_env.models.llm import import_litellm
-from craft_env.eval.run.provider import request_context, scripted_reply
-
-litellm = import_litellm()
-gate = Path(sys.argv[1])
-
-
-class Gated(litellm.CustomLLM):
-    async def acompletion(self, model, messages, *args, **kwargs):
-        gate.with_suffix(".waiting").touch()
-        while not gate.exists():
-            await asyncio.sleep(0.02)
-        text = scripted_reply("scripted/team", messages, request_context(kwargs))
-        message = {"role": "assistant", "content": text}
-        return litellm.ModelResponse(model=model, choices=[{"message": message}])
-
-
-litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "gated", "custom_handler": Gated()}]
-from craft_env.cli import main
-
-sys.exit(main(sys.argv[2:]))
-"""
-
-
-def _gated(tmp_path: Path, out: Path, *extra: str) -> subprocess.Popen:
-    args = ["run", "--out", str(out), "--no-progress", "--no-plots", "--structures", "0,1", "--turns", "2",
-            "--director-model", "gated/team", "--builder-model", "gated/team", *extra]
-    return subprocess.Popen(
-        [sys.executable, "-c", GATED_RUN, str(tmp_path / "gate"), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-
-
-def _wait_for_a_call_at_the_gate(process: subprocess.Popen, tmp_path: Path) -> None:
-    """Block until a model call of the gated run waits at the gate (the run is live, its log begun)."""
-    waiting = (tmp_path / "gate").with_suffix(".waiting")
-    while not waiting.exists():
-        if process.poll() is not None:
-            raise AssertionError(f"the run ended early: {process.stderr.read()}")
-        os.sched_yield()
-
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 # ------------------------------------------------------------------ #3 one writer
 
 
 def test_a_second_process_cannot_write_a_live_run_directory(tmp_path):
     out = tmp_path / "live"
-    first = _gated(tmp_path, out)
-    _wait_for_a_call_at_the_gate(first, tmp_path)
-    second = subprocess.run(  # a --resume beside the live run, able to call the same models
-        [sys.executable, "-c", GATED_RUN, str(tmp_path / "gate"), "run", "--resume", "--out", str(out),
-         "--no-progress", "--no-plots"],
-        capture_output=True, text=True, timeout=600,  # a safety net should the lock fail: no hang
-    )
+    first = gated_run(tmp_path, out)
+    wait_for(first, tmp_path / "waiting")
+    second = gated(tmp_path / "second", "run", "--resume", "--out", str(out), "--no-progress", "--no-plots")
+    _, second_err = second.communicate(timeout=600)  # a safety net should the lock fail: no hang
     (tmp_path / "gate").touch()
     stdout, stderr = first.communicate()
     assert second.returncode != 0
-    lines = second.stderr.strip().splitlines()
+    lines = second_err.strip().splitlines()
     expected = f"craft-env: error: run directory {out} is in use by another craft-env process "
     expected += f"(pid {first.pid})"
     assert lines == [expected]
@@ -96,8 +46,8 @@ def test_a_second_process_cannot_write_a_live_run_directory(tmp_path):
 
 def test_a_killed_run_leaves_no_stuck_lock(tmp_path):
     out = tmp_path / "killed"
-    first = _gated(tmp_path, out)
-    _wait_for_a_call_at_the_gate(first, tmp_path)
+    first = gated_run(tmp_path, out)
+    wait_for(first, tmp_path / "waiting")
     first.kill()
     first.communicate()
     from craft_env.eval.run.lock import RunLock
@@ -111,11 +61,11 @@ def test_a_killed_run_leaves_no_stuck_lock(tmp_path):
 
 def test_ctrl_c_prints_one_line_with_what_was_saved_and_the_resume_command(tmp_path):
     out = tmp_path / "interrupted"
-    process = _gated(tmp_path, out)
-    _wait_for_a_call_at_the_gate(process, tmp_path)
+    process = gated_run(tmp_path, out)
+    wait_for(process, tmp_path / "waiting")  # inside a model call: a state, never a time
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate()
-    assert process.returncode == 130, f"stdout:\n{stdout}\nstderr:\n{stderr}"
+    assert process.returncode == 130
     assert "Traceback" not in stderr and "Traceback" not in stdout
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr

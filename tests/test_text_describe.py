@@ -93,7 +93,7 @@ def test_describe_conversation():
 
 
 def test_text_layer_depends_on_core_only():
-    """``craft_env.text`` sits just above ``core`` (DESIGN.md): no env, agent or model libraries."""
+    """``craft_env.text`` sits just above ``core`` (docs/architecture.md): no env, agent or model libraries."""
     import subprocess
     import sys
 

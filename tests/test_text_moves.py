@@ -219,12 +219,12 @@ HUGE = [
 @pytest.mark.parametrize("text", HUGE, ids=range(len(HUGE)))
 def test_huge_input_fails_fast_with_parse_error(text):
     for parse in (parse_move, parse_builder_reply):
-        start = time.perf_counter()
+        start = time.thread_time()
         try:
             parse(text)
         except ParseError:
             pass
-        assert time.perf_counter() - start < 2.0
+        assert time.thread_time() - start < 2.0
 
 
 @st.composite

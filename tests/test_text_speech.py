@@ -240,11 +240,11 @@ def test_speech_parsers_never_raise_anything_else(text, seat, n, height):
     "text", ["x" * 100_000, "put " * 25_000, "left middle right " * 6_000, "." * 100_000, "(1,1)" * 20_000]
 )
 def test_speech_huge_input_is_fast(text):
-    start = time.perf_counter()
+    start = time.thread_time()
     with pytest.raises(ParseError):
         text_to_intent(text, D1)
     parse_director_message(text, "D1")
-    assert time.perf_counter() - start < 2.0
+    assert time.thread_time() - start < 2.0
 
 
 # ------------------------------------------------------------------ prompts

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test
@@ -129,18 +131,18 @@ def test_wrappers_take_only_bare_envs():
         homogeneous_parallel_env(flat="yes")
 
 
-def test_envs_pickle_outside_an_episode_only():
-    """SuperSuit's vector envs copy the env by pickling it (cloudpickle) before the first reset."""
-    import pickle
-
+def test_wrapped_envs_pickle_before_and_during_an_episode():
+    """SuperSuit's vector envs copy the env by pickling it (cloudpickle); tests/test_pickle.py covers the rest."""
     for env in (homogeneous_parallel_env(flat=True, max_turns=3), craft_env.parallel_env(max_cycles=5)):
         copy = pickle.loads(pickle.dumps(env))
         assert copy.unwrapped.config == env.unwrapped.config and copy.max_cycles == env.max_cycles
         first, copied = env.reset(seed=4)[0][BUILDER], copy.reset(seed=4)[0][BUILDER]
         np.testing.assert_array_equal(first if flat_obs(first) else first["observation"],
                                       copied if flat_obs(copied) else copied["observation"])
-        with pytest.raises(TypeError, match="outside an episode"):
-            pickle.dumps(env)
+        middle = pickle.loads(pickle.dumps(env))
+        actions = dict.fromkeys(env.agents, 0)
+        stepped, resumed = env.step(actions), middle.step(actions)
+        assert stepped[1] == resumed[1] and stepped[2] == resumed[2]
     aec = homogeneous_env(max_turns=3)
     copy = pickle.loads(pickle.dumps(aec))
     aec.reset(seed=4)

@@ -8,7 +8,8 @@ model is called.
 Public nouns: ``Structure``, ``Move``, ``IllegalMoveError``,
 ``generate_structure``, ``load_structures``, ``save_structures``,
 ``load_eval_set``; modules ``craft_env.oracle``, ``craft_env.metrics``,
-``craft_env.views``; environments ``env()``, ``raw_env``, ``parallel_env()``.
+``craft_env.views``; environments ``env()``, ``raw_env``, ``parallel_env()``, ``vector_env()``, and
+``text_env()`` (one seat played by text, for LLM training: ``docs/train.md``).
 
 The three modules are defined once, in ``craft_env.core``: ``craft_env.oracle``
 *is* ``craft_env.core.oracle`` (the same module object, registered under both
@@ -34,6 +35,7 @@ _LAZY = {
     "raw_env": ("craft_env.envs.craft", "raw_env"),
     "parallel_env": ("craft_env.envs.craft", "parallel_env"),
     "vector_env": ("craft_env.envs.vector", "vector_env"),
+    "text_env": ("craft_env.train.text_env", "text_env"),
 }
 
 

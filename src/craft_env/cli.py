@@ -4,6 +4,8 @@
   default, any litellm model with ``--director-model``/``--builder-model``),
   write logs under ``runs/<timestamp>/`` and print the paper's Table 1.
 * ``craft-env report DIR [DIR...]``: the tables and plots from logs alone.
+* ``craft-env run --shard I/N`` plays one shard of a run; ``craft-env merge
+  SHARD_DIR... -o RUN_DIR`` joins the shards into one run (``eval.run.merge``).
 * ``craft-env judge DIR --judge-model M``: SG/MM/PS judge scores (docs/judges.md).
 * ``craft-env generate --n 100 --seed 0 -o structures.json``: structures in
   the paper's JSON format.
@@ -11,6 +13,8 @@
   terminal, logged like a run (``eval.play``).
 * ``craft-env replay DIR [DIR...] -o replay.html``: every game in one HTML page.
 * ``craft-env transcript DIR --game ID``: one game as a Markdown table.
+* ``craft-env leaderboard PATH... -o board.html``: every run beside the
+  paper's published rows, with rank bands (docs/leaderboard.md).
 
 Each subcommand imports what it runs when it runs, so the command line
 starts without loading the runner, the judges or the report (the one
@@ -21,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -46,6 +52,7 @@ _RESUMABLE = {
     "builder_tools": "builder-tools",
     "max_tool_calls": "max-tool-calls",
     "seats": "seats",
+    "shard": "shard",
 }
 _DEFAULTS = {
     "director_model": "scripted",
@@ -127,8 +134,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--max-cost", type=float, metavar="USD",
-        help="start no new model call once the run's litellm cost reaches USD "
-        "(games in flight error; resumable)",
+        help="send no model call whose estimated cost would take the run's spend above USD "
+        "(games then error; resumable; docs/robustness.md)",
+    )
+    run.add_argument(
+        "--price-per-token", metavar="PROMPT[,COMPLETION]",
+        help="US dollars per token of a model litellm cannot price, e.g. 1.5e-7,6e-7 (needed with --max-cost)",
     )
     run.add_argument(
         "--log-prompts", action="store_true", help="store the messages sent with each call in cache.jsonl"
@@ -138,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    run.add_argument(
+        "--shard", type=_shard, metavar="I/N",
+        help="play only shard I of N (every game is in exactly one shard); join them with craft-env merge",
+    )
 
     report = commands.add_parser("report", help="Table 1, extras, taxonomy and plots from run logs")
     report.add_argument(
@@ -148,16 +163,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
+    merge = commands.add_parser("merge", help="the shard directories of one run (run --shard) -> one run")
+    merge.add_argument("shards", nargs="+", metavar="SHARD_DIR", help="output directories of craft-env run --shard")
+    merge.add_argument("-o", "--output", required=True, metavar="RUN_DIR", help="the run directory to write")
+    merge.add_argument(
+        "--allow-missing", action="store_true",
+        help="merge even if games are missing (they count as unfinished; run --resume --out RUN_DIR plays them)",
+    )
+    merge.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
     paper_in = commands.add_parser("import", help="paper result logs -> our run directory (replayed)")
     paper_in.add_argument("path", help="a paper result JSON file or a directory of them")
     paper_in.add_argument("-o", "--output", required=True, help="the run directory to write")
-    paper_out = commands.add_parser("export", help="a run directory -> the paper's result logs")
-    paper_out.add_argument("dir", help="an output directory of craft-env run")
-    paper_out.add_argument("--format", choices=("paper",), default="paper", help="log format (paper)")
-    paper_out.add_argument("-o", "--output", required=True, help="where to write the paper's directories")
+    paper_out = commands.add_parser(
+        "export", help="run directories -> the paper's result logs, or SFT/DPO training data (docs/train.md)"
+    )
+    paper_out.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
+    paper_out.add_argument(
+        "--format", choices=("paper", "sft", "dpo"), default="paper",
+        help="paper: the paper's result logs (one DIR); sft / dpo: TRL's conversational JSONL",
+    )
+    paper_out.add_argument("-o", "--output", required=True, help="the directory to write")
+    from craft_env.train.options import add_training_export_options
+
+    add_training_export_options(paper_out)
     from craft_env.eval.judges.command import add_judge_parser
 
     add_judge_parser(commands)
+    from craft_env.eval.leaderboard.options import add_leaderboard_parser
+
+    add_leaderboard_parser(commands)
 
     generate = commands.add_parser("generate", help="write generated structures in the paper's JSON format")
     generate.add_argument("--n", type=int, default=100, help="how many structures (default 100)")
@@ -202,6 +237,16 @@ def _version() -> str:
     return __version__
 
 
+def _shard(text: str) -> str:
+    """``--shard I/N``, checked as argparse reads it (its error names the option)."""
+    from craft_env.eval.run.shard import canonical_shard
+
+    try:
+        return canonical_shard(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("shard: ")) from None
+
+
 class UsageError(ValueError):
     """A bad command line; printed as one line."""
 
@@ -217,6 +262,7 @@ def _settings(args: argparse.Namespace) -> Any:
         "timeout": args.timeout,
         "num_retries": args.num_retries,
         "max_cost": args.max_cost,
+        "price_per_token": args.price_per_token,
         "log_prompts": args.log_prompts,
     }
     if args.resume:
@@ -255,22 +301,28 @@ def _check_models(settings: Any) -> None:
     """Every model string names a provider litellm knows and has its key, before any game starts."""
     from craft_env.eval.run.settings import is_model
 
+    from craft_env.models.cost import price_check
+    from craft_env.models.llm import check_model, import_litellm
+
     models = {settings.director_model, settings.builder_model}
     for model in sorted(m for m in models if is_model(m)):
-        from craft_env.models.llm import check_model
-
         try:
             check_model(model, settings.api_base)
+            warning = price_check(import_litellm(), model, settings.max_cost, settings.token_price)
         except ValueError as error:
             raise UsageError(str(error)) from None
+        if warning:  # a model litellm cannot price: said at start, not discovered in the bill
+            print(f"{PROG}: warning: {warning}", file=sys.stderr)
 
 
 def _print_errors(summaries: list[dict[str, Any]], limit: int = 5) -> None:
     """The cause of each errored game, on the terminal (the first few; all are in summary.json)."""
+    from craft_env.text.clean import printable
+
     errors = [(s["run"], e) for s in summaries for e in s.get("errors", [])]
     for run, error in errors[:limit]:
         cause = error.get("error") or "unfinished"
-        print(f"  run {run} {error.get('structure_id')}: {cause}", file=sys.stderr)
+        print(printable(f"  run {run} {error.get('structure_id')}: {cause}"), file=sys.stderr)
     if len(errors) > limit:
         print(f"  ... and {len(errors) - limit} more (see summary.json)", file=sys.stderr)
 
@@ -278,7 +330,8 @@ def _print_errors(summaries: list[dict[str, Any]], limit: int = 5) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from craft_env.eval.report.report import print_tables, write_report
     from craft_env.eval.results.terminal import terminal_console
-    from craft_env.eval.run.runner import run_benchmark, seed_cache
+    from craft_env.eval.run.runner import interrupted_note, run_benchmark, seed_cache
+    from craft_env.models.jsonl import LogWriteError
 
     settings = _settings(args)
     if args.dry_run:
@@ -291,23 +344,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError("--replay-from starts a new run; it cannot be combined with --resume")
         if (Path(settings.out) / "config.json").exists():
             raise UsageError(f"--out: {settings.out!r} already holds a run; replay into a new directory")
-        seed_cache(settings.out, args.replay_from)
-    else:
-        _check_models(settings)
     console = terminal_console()
     started = time.perf_counter()
     try:
-        with warnings.catch_warnings():
-            # An interrupt abandons calls in flight; their never-awaited coroutines are no news.
-            warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
-            summaries = run_benchmark(
-                settings, resume=args.resume, progress=not args.no_progress, console=console
-            )
-    except KeyboardInterrupt:
-        from craft_env.eval.run.runner import interrupted_note
-
+        if args.replay_from:
+            seed_cache(settings.out, args.replay_from)
+        else:
+            _check_models(settings)
+        summaries = run_benchmark(settings, resume=args.resume, progress=not args.no_progress, console=console)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main)
         print(f"{PROG}: {interrupted_note(settings.out)}", file=sys.stderr)
         return 130
+    except LogWriteError as error:  # a full disk: a fault like a killed process
+        print(f"{PROG}: {interrupted_note(settings.out, f'stopped: {error}')}", file=sys.stderr)
+        return 1
     elapsed = time.perf_counter() - started
     results, target = write_report([settings.out], plots=not args.no_plots)
     print_tables(results, console)
@@ -329,13 +379,32 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from craft_env.eval.report.report import print_tables, write_report
+    from craft_env.eval.run.merge import merge_shards
+
+    merged = merge_shards(args.shards, args.output, allow_missing=args.allow_missing)
+    results, target = write_report([merged.out], plots=not args.no_plots)
+    print_tables(results)
+    print(f"Merged {merged.shards} shard(s) into {target}: {merged.games} game(s).")
+    if merged.missing:
+        print(f"{len(merged.missing)} game(s) were in no shard and are left unplayed; play them with "
+              f"craft-env run --resume --out {target}")
+    if merged.unfinished:
+        print(f"{merged.unfinished} game(s) did not finish in their shard; finish them with "
+              f"craft-env run --resume --out {target}")
+    return 0
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from craft_env.datasets import generate_structures, save_structures
+    from craft_env.eval.logs.outputs import output_file
 
-    if args.n < 1:
-        raise UsageError(f"--n: expected a positive number of structures, got {args.n}")
+    if not 1 <= args.n <= 1_000_000:
+        raise UsageError(f"--n: expected a number of structures from 1 to 1,000,000, got {args.n}")
     if args.seed < 0:
         raise UsageError(f"--seed: expected a non-negative int, got {args.seed}")
+    output_file(args.output, "--output")
     structures = generate_structures(args.n, args.seed)
     save_structures(structures, args.output)
     print(f"Wrote {len(structures)} structures to {args.output}")
@@ -355,6 +424,12 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return run_judge(args)
 
 
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from craft_env.eval.leaderboard.command import cmd_leaderboard as run_leaderboard
+
+    return run_leaderboard(args)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from craft_env.eval.run.play import play, play_settings
 
@@ -369,37 +444,60 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from craft_env.eval.logs.outputs import output_file
     from craft_env.eval.replay.page import write_replay
 
-    path, games = write_replay(args.dirs, args.output)
+    path, games = write_replay(args.dirs, output_file(args.output, "--output"))
     print(f"Wrote {games} game(s) to {path}")
     return 0
 
 
 def cmd_transcript(args: argparse.Namespace) -> int:
+    from craft_env.eval.logs.outputs import output_file
     from craft_env.eval.replay.transcript import game_transcript
+    from craft_env.text.clean import printable
 
+    if args.output:
+        output_file(args.output, "--output")
     text = game_transcript(args.dir, args.game, args.turns)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"Wrote {args.output}")
     else:
-        print(text, end="")
+        print(printable(text), end="")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from craft_env.eval.logs.paperlogs import import_paper_logs
+    from craft_env.eval.logs.outputs import output_dir
+    from craft_env.eval.logs.paperlogs import import_paper_files, nothing_imported
+    from craft_env.text.clean import printable
 
-    written = import_paper_logs(args.path, args.output)
-    print(f"Imported into {', '.join(str(p) for p in written)}; read with craft-env report.")
+    result = import_paper_files(args.path, output_dir(args.output, "--output"))
+    for failure in result.failures:
+        print(printable(f"{PROG}: skipped {failure}"), file=sys.stderr)
+    if not result.written:
+        raise UsageError(nothing_imported(args.path, result.failures))
+    print(f"Imported {result.games} game(s) into {', '.join(str(p) for p in result.written)}; "
+          "read with craft-env report.")
+    if result.failures:
+        print(f"{len({f.path for f in result.failures})} file(s) could not be imported, in whole or in part "
+              "(listed above).")
+        return 1
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.format != "paper":
+        from craft_env.train.export import cmd_training_export
+
+        return cmd_training_export(args)
+    from craft_env.eval.logs.outputs import output_dir
     from craft_env.eval.logs.paperlogs import export_paper_logs
 
-    written = export_paper_logs(args.dir, args.output)
+    if len(args.dirs) != 1:
+        raise UsageError("export --format paper takes one run directory")
+    written = export_paper_logs(args.dirs[0], output_dir(args.output, "--output"))
     print(f"Wrote {len(written)} game file(s) in the paper's format under {args.output}")
     return 0
 
@@ -407,6 +505,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 COMMANDS = {
     "run": cmd_run,
     "report": cmd_report,
+    "merge": cmd_merge,
     "generate": cmd_generate,
     "play": cmd_play,
     "replay": cmd_replay,
@@ -414,27 +513,50 @@ COMMANDS = {
     "import": cmd_import,
     "export": cmd_export,
     "judge": cmd_judge,
+    "leaderboard": cmd_leaderboard,
     "compile": cmd_compile,
 }
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM (schedulers, ``docker stop``) does what Ctrl-C does: the SIGINT handler in force runs."""
+    handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler):
+        raise KeyboardInterrupt
+    handler(signal.SIGINT, frame)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``craft-env`` console script."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from craft_env.models.redact import redact
+    from craft_env.text.clean import PrintableFormatter, printable
+
+    handler = logging.StreamHandler()  # log lines may quote model text: control characters escaped
+    handler.setFormatter(PrintableFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     verbose = args.verbose + getattr(args, "sub_verbose", 0)
     if verbose:
         logging.getLogger("craft_env").setLevel(logging.DEBUG if verbose > 1 else logging.INFO)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        return COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            # An interrupt abandons calls in flight; their never-awaited coroutines are no news.
+            warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+            return COMMANDS[args.command](args)
     except (UsageError, ValueError) as error:
-        from craft_env.models.redact import redact
-
-        print(f"{PROG}: error: {redact(str(error))}", file=sys.stderr)
+        print(f"{PROG}: error: {printable(redact(str(error)))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; finish with --resume", file=sys.stderr)
+    except KeyboardInterrupt:  # the commands that can be finished later say how themselves
+        print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except OSError as error:  # the system refused (a full disk, a permission): one line, not a traceback
+        print(f"{PROG}: error: {printable(redact(str(error)))}", file=sys.stderr)
+        return 1
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ a test checks the shipped file equals that output.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from importlib import resources
@@ -68,6 +69,11 @@ def load_structures(path: str | os.PathLike) -> list[Structure]:
 def dumps_structures(structures: Iterable[Structure]) -> str:
     """The JSON text ``save_structures`` writes (stable: sorted by nothing, indented, newline-terminated)."""
     return json.dumps([s.to_dict() for s in structures], indent=2) + "\n"
+
+
+def structures_sha256(structures: Iterable[Structure]) -> str:
+    """The SHA-256 of ``dumps_structures``: the same structures give the same digest, whatever file held them."""
+    return hashlib.sha256(dumps_structures(structures).encode("utf-8")).hexdigest()
 
 
 def save_structures(structures: Iterable[Structure], path: str | os.PathLike) -> None:

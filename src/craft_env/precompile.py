@@ -19,6 +19,11 @@ Groups: ``envs`` (``craft_env.env()``, ``parallel_env()``, text mode, the
 scripted team: what ``craft-env run`` needs), ``api`` (the core's public
 functions) and ``vector`` (``craft_env.vector_env()``, serial and
 ``prange`` drivers). Run ``python -m craft_env.precompile [GROUP ...]``.
+
+It prints one line of seconds per group, then a ``total`` line saying how
+many kernels numba compiled (numba's ``numba:compile`` events) and so
+whether the cache was already current: the editable install's build step
+shows that line (``docs/rl.md``, "Preparing a node").
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import time
 from collections.abc import Callable, Iterable
 
 import numpy as np
+from numba.core import event
 
 from craft_env.core import metrics, oracle, views
 from craft_env.agents.scripted import ScriptedDirector
@@ -115,25 +121,49 @@ WORKLOADS: dict[str, Callable[[], None]] = {"envs": _play_envs, "api": _use_api,
 GROUPS = tuple(WORKLOADS)
 
 
-def compile_kernels(groups: Iterable[str] = GROUPS) -> dict[str, float]:
-    """Run each group's workload (compiling what the cache lacks); returns seconds per group."""
+class _CompileCounter(event.Listener):
+    """Counts the craft_env kernels numba compiles (a kernel loaded from its cache is no event)."""
+
+    def __init__(self) -> None:
+        self.compiled = 0
+
+    def on_start(self, ev: event.Event) -> None:
+        pass
+
+    def on_end(self, ev: event.Event) -> None:
+        if ev.data["dispatcher"].py_func.__module__.startswith("craft_env"):
+            self.compiled += 1
+
+
+def compile_kernels(groups: Iterable[str] = GROUPS) -> tuple[dict[str, float], int]:
+    """Run each group's workload (compiling what the cache lacks).
+
+    Returns the seconds per group and how many kernels numba compiled (0:
+    the cache was current).
+    """
     groups = list(groups)
     unknown = [g for g in groups if g not in WORKLOADS]
     if unknown:
         raise ValueError(f"groups: unknown group(s) {unknown!r}; expected some of {', '.join(GROUPS)}")
     seconds = {}
-    for group in groups:
-        start = time.perf_counter()
-        WORKLOADS[group]()
-        seconds[group] = time.perf_counter() - start
-        _log.info("compiled %s in %.1f s", group, seconds[group])
-    return seconds
+    counter = _CompileCounter()
+    with event.install_listener("numba:compile", counter):
+        for group in groups:
+            start = time.perf_counter()
+            WORKLOADS[group]()
+            seconds[group] = time.perf_counter() - start
+            _log.info("compiled %s in %.1f s", group, seconds[group])
+    return seconds, counter.compiled
 
 
 def compile_and_report(groups: Iterable[str] = GROUPS) -> None:
-    """``compile_kernels``, printing one line of seconds per group (``craft-env compile``)."""
-    for group, seconds in compile_kernels(groups).items():
-        print(f"{group}: {seconds:.1f} s")
+    """``compile_kernels``, printing a line of seconds per group and a ``total`` line (``craft-env compile``)."""
+    seconds, compiled = compile_kernels(groups)
+    for group, taken in seconds.items():
+        print(f"{group}: {taken:.1f} s")
+    total = sum(seconds.values())
+    state = f"{compiled} kernels compiled" if compiled else "kernels current, nothing compiled"
+    print(f"total: {total:.1f} s, {state}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,6 +44,7 @@ from craft_env.text import (
     parse_builder_reply,
     parse_director_message,
 )
+from craft_env.text.clean import printable, valid_unicode
 
 QUIT_WORDS = ("quit", "exit")
 HELP_WORDS = ("help", "?")
@@ -81,12 +82,13 @@ class Terminal:
         self.console.print(*items)
 
     def say(self, text: str, style: str | None = None) -> None:
-        """Print ``text`` as it is (no rich markup is read from it)."""
-        self.console.print(Text(text, style=style or ""))
+        """Print ``text`` with no rich markup read from it and control characters escaped (``text.clean``)."""
+        self.console.print(Text(printable(text), style=style or ""))
 
     def ask(self, prompt: str) -> str:
+        """The person's line, stripped and made valid Unicode (a terminal may pass undecodable bytes on)."""
         try:
-            return self._read(prompt).strip()
+            return valid_unicode(self._read(prompt).strip())
         except (EOFError, KeyboardInterrupt):
             return "quit"
 
@@ -129,7 +131,7 @@ class _Person:
             failed = "(failed:" in note
             term.say(f"Last move: {note}", "bold red" if failed else "green")
         term.show(Text.from_ansi(drawing.rstrip()))
-        term.show(Panel(Text(context.text), title="your observation", title_align="left"))
+        term.show(Panel(Text(printable(context.text)), title="your observation", title_align="left"))
 
     def _command(self, line: str, help_text: str, seat: str) -> bool:
         """Handle ``help`` and ``quit``; True when ``line`` was one of them."""

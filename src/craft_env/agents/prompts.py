@@ -214,6 +214,31 @@ def director_messages(
     ]
 
 
+def director_reply(message: str, think: str | None = None) -> str:
+    """A director's answer in the format its prompt asks for: ``<think>`` (when given), then ``<message>``."""
+    private = "" if think is None else f"<think>{think}</think>\n"
+    return f"{private}<message>{message}</message>"
+
+
+def builder_reply(
+    move: str | None, followed: Sequence[str] = (), think: str | None = None, question: str | None = None
+) -> str:
+    """A builder's answer in the format its prompt asks for: ``<think>`` (when given), MOVE or QUESTION, FOLLOWED.
+
+    ``move`` is a move line (``place gs (0,0) L0``) or ``None``: then the
+    ``question`` is asked, or the turn passes (``MOVE: pass``) without one.
+    ``followed`` names the directors acted on (``none`` when empty).
+    """
+    private = "" if think is None else f"<think>{think}</think>\n"
+    if move is not None:
+        action = f"MOVE: {move}"
+    elif question:
+        action = f"QUESTION: {question}"
+    else:
+        action = "MOVE: pass"
+    return f"{private}{action}\nFOLLOWED: {', '.join(followed) or 'none'}"
+
+
 def tool_instructions(max_tool_calls: int) -> str:
     """The builder's paragraph on the ``simulate_move`` tool (``agents.tools``)."""
     return (

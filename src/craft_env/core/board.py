@@ -137,6 +137,49 @@ def _init_slots(structure, cells, n, height, id, complexity) -> None:
     _set_hash(structure, None)
 
 
+def _join_spans(board: np.ndarray, cells_in: dict, spans: object, n: int, height: int) -> None:
+    """Write the large blocks that ``spans`` pairs into ``board`` (their cells hold -1 until joined)."""
+    if not isinstance(spans, dict):
+        raise ValueError(f"spans: expected a mapping of layer -> list of cell pairs, got {spans!r}")
+    for layer_key, pairs in spans.items():
+        try:
+            level = int(layer_key)
+        except (TypeError, ValueError):
+            raise ValueError(f"spans: layer key {layer_key!r} is not an integer") from None
+        if not 0 <= level < height:
+            raise ValueError(f"spans: layer {layer_key!r} is outside 0..{height - 1}")
+        if not isinstance(pairs, list):
+            raise ValueError(f"spans: layer {layer_key!r} must hold a list of cell pairs, got {pairs!r}")
+        for pair in pairs:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ValueError(f"spans: expected a pair of positions on layer {level}, got {pair!r}")
+            a = parse_position(pair[0], n, field="spans")
+            b = parse_position(pair[1], n, field="spans")
+            d = direction_between(a, b)
+            if d < 0:
+                raise ValueError(f"spans: {list(pair)!r} on layer {level} is not a pair of orthogonal neighbours")
+            codes = []
+            for cell in (a, b):
+                stack = cells_in.get(cell, [])
+                if level >= len(stack) or stack[level][1:] != "l":
+                    raise ValueError(
+                        f"spans: {list(pair)!r} on layer {level} names {format_position(cell)}, "
+                        "which holds no large block on that layer"
+                    )
+                if board[cell[0] * n + cell[1], level] != -1:
+                    raise ValueError(
+                        f"spans: large block at {format_position(cell)} layer {level} is in two spans"
+                    )
+                codes.append(stack[level])
+            if codes[0] != codes[1]:
+                raise ValueError(
+                    f"spans: {list(pair)!r} on layer {level} joins different colours {codes[0]!r} and {codes[1]!r}"
+                )
+            colour = COLOURS.index(codes[0][0])
+            board[a[0] * n + a[1], level] = large_value(colour, d)
+            board[b[0] * n + b[1], level] = large_value(colour, d ^ 1)
+
+
 class Structure:
     """An immutable ``n x n`` board with at most ``height`` layers.
 
@@ -232,46 +275,7 @@ class Structure:
             for level, code in enumerate(stack):
                 colour, large = parse_block_code(code, f"structure {format_position(cell)} layer {level}")
                 board[cell[0] * n + cell[1], level] = -1 if large else small_value(colour)
-        spans = data.get("spans") or {}
-        if not isinstance(spans, dict):
-            raise ValueError(f"spans: expected a mapping of layer -> list of cell pairs, got {spans!r}")
-        for layer_key, pairs in spans.items():
-            try:
-                level = int(layer_key)
-            except (TypeError, ValueError):
-                raise ValueError(f"spans: layer key {layer_key!r} is not an integer") from None
-            if not 0 <= level < height:
-                raise ValueError(f"spans: layer {layer_key!r} is outside 0..{height - 1}")
-            if not isinstance(pairs, list):
-                raise ValueError(f"spans: layer {layer_key!r} must hold a list of cell pairs, got {pairs!r}")
-            for pair in pairs:
-                if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                    raise ValueError(f"spans: expected a pair of positions on layer {level}, got {pair!r}")
-                a = parse_position(pair[0], n, field="spans")
-                b = parse_position(pair[1], n, field="spans")
-                d = direction_between(a, b)
-                if d < 0:
-                    raise ValueError(f"spans: {list(pair)!r} on layer {level} is not a pair of orthogonal neighbours")
-                codes = []
-                for cell in (a, b):
-                    stack = cells_in.get(cell, [])
-                    if level >= len(stack) or stack[level][1:] != "l":
-                        raise ValueError(
-                            f"spans: {list(pair)!r} on layer {level} names {format_position(cell)}, "
-                            "which holds no large block on that layer"
-                        )
-                    if board[cell[0] * n + cell[1], level] != -1:
-                        raise ValueError(
-                            f"spans: large block at {format_position(cell)} layer {level} is in two spans"
-                        )
-                    codes.append(stack[level])
-                if codes[0] != codes[1]:
-                    raise ValueError(
-                        f"spans: {list(pair)!r} on layer {level} joins different colours {codes[0]!r} and {codes[1]!r}"
-                    )
-                colour = COLOURS.index(codes[0][0])
-                board[a[0] * n + a[1], level] = large_value(colour, d)
-                board[b[0] * n + b[1], level] = large_value(colour, d ^ 1)
+        _join_spans(board, cells_in, data.get("spans") or {}, n, height)
         missing = np.argwhere(board == -1)
         if len(missing):
             k, level = (int(x) for x in missing[0])

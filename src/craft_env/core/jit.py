@@ -13,13 +13,21 @@ from typing import Any
 
 from numba import typeof
 
-COMPILING_MESSAGE = "compiling kernels (first run only)"
+#: Said once per process; unprefixed where nothing configured logging (Ray's worker logs), so it names itself.
+COMPILING_MESSAGE = (
+    "craft_env: compiling the numba kernels (first run on this machine or after an upgrade; "
+    "`craft-env compile` does it ahead of time)"
+)
 _log = logging.getLogger("craft_env")
 _announced = False
 
 
 def announce_cold_kernels(*kernels_used) -> bool:
     """Say ``COMPILING_MESSAGE`` (a logging warning, so it reaches stderr) when a kernel has no cache yet.
+
+    With no logging configured, Python's last-resort handler writes it to
+    stderr: a terminal, or the log of a Ray worker (``worker-*.err``, also
+    forwarded to the driver's console).
 
     Checked once per process, on the numba dispatchers ``kernels_used``
     (their on-disk cache index is empty, missing or stale: numba is about

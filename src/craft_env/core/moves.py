@@ -69,6 +69,10 @@ class Move:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Move is immutable")
 
+    def __reduce__(self) -> tuple:
+        """Pickle by the constructor's arguments (unpickling cannot set the slots of an immutable object)."""
+        return (type(self), (self.action, self.block, self.position, self.span_to, self.layer))
+
     @classmethod
     def place(
         cls,

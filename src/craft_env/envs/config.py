@@ -52,6 +52,8 @@ def _is_int(value: object) -> bool:
 
 #: The longest game the int32 turn counters of the kernels hold.
 MAX_TURNS = 2**31 - 1
+#: The largest ``oracle_n`` (the kernels count candidates in 32 bits; any n above the legal moves shows them all).
+MAX_ORACLE_N = 2**31 - 1
 
 
 def _seat_number(value: object) -> int:
@@ -108,8 +110,8 @@ def make_config(
         n, height = structure.n, structure.height
     if not _is_int(max_turns) or not 1 <= max_turns <= MAX_TURNS:
         raise ValueError(f"max_turns: must be an int in 1..{MAX_TURNS}, got {max_turns!r}")
-    if oracle_n is not None and (not _is_int(oracle_n) or oracle_n < 1):
-        raise ValueError(f"oracle_n: must be None or a positive int, got {oracle_n!r}")
+    if oracle_n is not None and (not _is_int(oracle_n) or not 1 <= oracle_n <= MAX_ORACLE_N):
+        raise ValueError(f"oracle_n: must be None or an int in 1..{MAX_ORACLE_N}, got {oracle_n!r}")
     if start not in STARTS:
         raise ValueError(f"start: must be one of {', '.join(STARTS)}, got {start!r}")
     start_code(start, seats)

@@ -144,7 +144,6 @@ class _CraftBase:
     _steps_per_turn = 1
 
     def _setup(self, **config: Any) -> None:
-        self._keywords = dict(config)
         config, self.max_cycles = turns_for_cycles(config, self._steps_per_turn)
         self.config = make_config(**config)
         self.metadata = {**METADATA, "protocol": self.config.protocol.name}
@@ -169,21 +168,28 @@ class _CraftBase:
         self._noop_director_masks[:, 0] = 1
         self._noop_builder_mask = np.zeros(self.game.num_actions, np.int8)
         self._noop_builder_mask[self.game.noop] = 1
-        # Per agent: views of the game's kept observation and mask (updated in place).
+        self._keep_views()
+
+    def _keep_views(self) -> None:
+        """Per agent: views of the game's kept observation and mask (updated in place)."""
         game = self.game
         self._kept_views = {agent: (game.director_obs[seat], game.director_masks[seat])
-                            for seat, agent in enumerate(directors)}
+                            for seat, agent in enumerate(self.directors)}
         self._kept_views[BUILDER] = (game.builder_obs, game.builder_mask)
 
-    def __reduce__(self) -> tuple:
-        """Pickle (as vector-env libraries copy envs) by the constructor keywords, outside an episode only.
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the views into the game's arrays (the game pickles itself: ``envs.game``).
 
-        The game's kept observations are views into shared numba buffers that a
-        field-by-field pickle would cut apart, so a copy is rebuilt fresh.
+        So an env pickles at any point, mid-episode included, and the copy
+        continues exactly as the original would.
         """
-        if self.agents:
-            raise TypeError("a CRAFT env can be pickled only outside an episode (before reset or after its end)")
-        return (_rebuild, (type(self), self._keywords))
+        state = self.__dict__.copy()
+        del state["_kept_views"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._keep_views()
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -310,10 +316,6 @@ class _CraftBase:
 
     def close(self) -> None:
         pass
-
-
-def _rebuild(cls: type, keywords: dict[str, Any]) -> _CraftBase:
-    return cls(**keywords)
 
 
 class raw_env(_CraftBase, AECEnv):  # noqa: N801 - PettingZoo naming convention

@@ -13,6 +13,13 @@ builder ``build``s once, which ends the turn and, in the same numba call
 kept current in place (``director_obs``, ``builder_obs``), so observing is a
 copy; ``begin_turn`` rewrites everything, at reset or after ``board`` was
 edited from outside.
+
+Pickling: the packed records are numba structrefs, which do not pickle. A
+game pickles as plain data (its config, a copy of every ``Episode`` array,
+the Python-side episode state) and unpickles by building a fresh game for
+that config and copying the arrays into it (``episode_arrays``,
+``restore_episode``), so it continues exactly where it was, mid-episode
+included; the vector env does the same.
 """
 
 from __future__ import annotations
@@ -40,8 +47,31 @@ from craft_env.core.random import normalise_seed
 from craft_env.envs.config import EnvConfig
 from craft_env.text import ParseError, parse_builder_reply, parse_director_message
 
+
+def episode_arrays(episode: kernels.Episode) -> dict[str, np.ndarray]:
+    """A copy of every array of ``episode`` by field name: the picklable part of an ``Episode`` record."""
+    return {name: np.array(array) for name, array in zip(episode._fields, episode)}
+
+
+def restore_episode(episode: kernels.Episode, arrays: dict[str, np.ndarray]) -> None:
+    """Copy ``arrays`` (``episode_arrays`` of an episode of the same config) into ``episode``, in place.
+
+    In place, so the packed records and every view of the arrays see the
+    restored state. A field missing or of another shape is a ``ValueError``.
+    """
+    for name, array in zip(episode._fields, episode):
+        saved = arrays.get(name)
+        if saved is None or saved.shape != array.shape:
+            got = None if saved is None else saved.shape
+            raise ValueError(f"episode.{name}: expected an array of shape {array.shape}, got {got}")
+        np.copyto(array, saved)
+
+
 class CraftGame:
     """Episode state and rules for one game (see the module docstring)."""
+
+    #: The episode state kept in Python, beside the ``Episode`` arrays (pickled with them).
+    EPISODE_STATE = ("seed", "turn", "distance", "done", "num_candidates", "conversation", "last_move")
 
     def __init__(self, config: EnvConfig) -> None:
         self.config = config
@@ -106,6 +136,20 @@ class CraftGame:
         # Text renderings that stay valid for the episode or until the board changes (``envs.textobs``).
         self.text_cache: dict[Any, Any] = {}
         self.last_move: Move | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The game as plain data (the module docstring, "Pickling")."""
+        state = {name: getattr(self, name) for name in self.EPISODE_STATE}
+        return {"config": self.config, "episode": episode_arrays(self.episode), "result": self.result.copy(),
+                **state}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"])
+        restore_episode(self.episode, state["episode"])
+        self.result[:] = state["result"]
+        for name in self.EPISODE_STATE:
+            setattr(self, name, state[name])
+        self.order_list = self.order.tolist()
 
     # ---------------------------------------------------------------- episode
 

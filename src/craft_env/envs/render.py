@@ -642,6 +642,26 @@ def _side_by_side(panels: list[list[str]], width: int, gap: int = 4) -> list[str
     return out
 
 
+def _message_lines(messages: list[Any], max_messages: int, width: int) -> list[str]:
+    """The last ``max_messages`` of ``messages`` (pairs or ``speaker``/``text`` dicts), wrapped at ``width``."""
+    shown = messages[-max_messages:] if max_messages > 0 else []
+    skipped = len(shown) < len(messages)
+    out = ["messages" + (f" (last {len(shown)} of {len(messages)})" if skipped else "")]
+    for message in shown:
+        if isinstance(message, Mapping):
+            speaker, text = message.get("speaker", "?"), message.get("text", "")
+        elif isinstance(message, (tuple, list)) and len(message) == 2:
+            speaker, text = message
+        else:
+            speaker, text = "?", message
+        prefix = f"  {speaker}: "
+        body = " ".join(str(text).split()) or "(nothing)"
+        wrapped = textwrap.wrap(body, width=max(20, width - len(prefix)))
+        out.append(prefix + wrapped[0])
+        out += [" " * len(prefix) + part for part in wrapped[1:]]
+    return out
+
+
 def render_ansi(
     structure: Any,
     target_views: Mapping[str, Mapping[str, Any]] | None = None,
@@ -705,22 +725,7 @@ def render_ansi(
             [_wall_panel(str(seat), view or {}, color) for seat, view in target_views.items()], width
         )
     if messages:
-        messages = list(messages)
-        shown = messages[-max_messages:] if max_messages > 0 else []
-        skipped = len(shown) < len(messages)
-        out.append("messages" + (f" (last {len(shown)} of {len(messages)})" if skipped else ""))
-        for message in shown:
-            if isinstance(message, Mapping):
-                speaker, text = message.get("speaker", "?"), message.get("text", "")
-            elif isinstance(message, (tuple, list)) and len(message) == 2:
-                speaker, text = message
-            else:
-                speaker, text = "?", message
-            prefix = f"  {speaker}: "
-            body = " ".join(str(text).split()) or "(nothing)"
-            wrapped = textwrap.wrap(body, width=max(20, width - len(prefix)))
-            out.append(prefix + wrapped[0])
-            out += [" " * len(prefix) + part for part in wrapped[1:]]
+        out += _message_lines(list(messages), max_messages, width)
     while out and not out[-1]:
         out.pop()
     return "\n".join(out) + "\n"

@@ -64,6 +64,14 @@ The returned observation and mask arrays are read-only views of the env's
 own buffers, updated in place by the next ``step``: copy what you keep
 (``copy=True`` makes every step return fresh copies instead). The kernels
 update them incrementally; see ``core.batch``.
+
+Pickling
+--------
+The env pickles at any point, mid-episode included (Ray actors, process
+pools, checkpoints): as its constructor arguments, a copy of the episode
+arrays and of the last step's buffers; unpickling builds the env again and
+copies them in (``envs.game``, "Pickling"), and the copy steps exactly as
+the original would.
 """
 
 from __future__ import annotations
@@ -95,6 +103,7 @@ from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, deri
 from craft_env.core.views import BUILDER, agent_name
 from craft_env.envs.config import make_config
 from craft_env.core.jit import announce_cold_kernels, compiled_entry
+from craft_env.envs.game import episode_arrays, restore_episode
 
 #: The directors under the default seats; an env's own are ``directors`` (``seats`` keyword).
 ROLES = ("directors", "builder")
@@ -116,6 +125,9 @@ class CraftVectorEnv:
     """``num_envs`` CRAFT episodes in lock-step (see the module docstring)."""
 
     metadata = {"name": "craft_vector_v0"}
+    #: The buffers that hold the last step's outputs, pickled beside the episode arrays.
+    STEP_BUFFERS = ("_rewards", "_terminations", "_truncations", "_result", "_intent_legal", "_actions",
+                    "_intent_buffer")
 
     def __init__(
         self,
@@ -126,6 +138,7 @@ class CraftVectorEnv:
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: must be a positive int, got {num_envs!r}")
+        self._arguments = (num_envs, structures, copy, dict(config))  # what a pickled copy is built from
         if config.get("message_mode") == "text":
             raise ValueError(
                 "message_mode: the vector env plays intents only (message_mode='intent'); "
@@ -244,6 +257,25 @@ class CraftVectorEnv:
         self.single_state_space = spaces.Box(0.0, 1.0, (self.state_dim,), np.float32)
         self.base_seed: int | None = None
         self._phase: str | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The env as plain data (the module docstring, "Pickling")."""
+        return {
+            "arguments": self._arguments,
+            "episode": episode_arrays(self._episode),
+            "buffers": {name: getattr(self, name).copy() for name in self.STEP_BUFFERS},
+            "base_seed": self.base_seed,
+            "phase": self._phase,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        num_envs, structures, copy, config = state["arguments"]
+        self.__init__(num_envs, structures=structures, copy=copy, **config)
+        restore_episode(self._episode, state["episode"])
+        for name, saved in state["buffers"].items():
+            np.copyto(getattr(self, name), saved)
+        self.base_seed = state["base_seed"]
+        self._phase = state["phase"]
 
     @staticmethod
     def _structures(structures: Any, config: dict[str, Any]) -> list[Structure] | None:

@@ -7,18 +7,30 @@ is not defined, such as the SEM of one game) is ``null``, and an infinite
 value (the paper's logs hold ``Infinity`` distances) is the string
 ``"Infinity"`` or ``"-Infinity"``.
 
-Writers append one redacted JSON object per line and flush at once, so a
-killed process loses at most the line it was writing. Readers skip a torn
-(unparseable) line instead of failing, and ``AppendOnlyJsonl`` first cuts
-such a torn tail off so that the next line starts on a fresh line.
+Writers append one redacted JSON object per line with one ``os.write``
+each (nothing is buffered), so a killed process loses at most the line it
+was writing. Readers skip a torn (unparseable) line instead of failing, and
+``AppendOnlyJsonl`` first cuts such a torn tail off so that the next line
+starts on a fresh line.
+
+A write the system refuses (a full disk, a quota) cuts the file back to
+its last whole line and raises ``LogWriteError`` naming the file: a fault
+like a killed process, which the runner turns into one line and a resume
+command (docs/robustness.md, "Run directories"). ``write_atomic`` writes a
+whole file through a temporary that never outlives a failure. Files are
+opened without following a symbolic link at their path, and a path that
+is a link is refused (``LinkRefused``): a link planted in a run directory
+cannot get another file written.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,36 +74,110 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
                 yield record
 
 
-def _trim_torn_tail(path: Path) -> None:
+class LinkRefused(ValueError):
+    """A path craft-env would write is a link (or not a regular file): it is never written through."""
+
+
+class LogWriteError(OSError):
+    """The system refused a write (a full disk, a quota): the message names the file and the cause."""
+
+
+def open_no_follow(path: str | os.PathLike, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` of ``path`` that never follows a symbolic link at its last part and refuses a file with a
+    second name (a hard link) or that is not a regular file: ``LinkRefused`` naming the path."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise LinkRefused(f"{os.fspath(path)} is a link; craft-env writes only files it creates "
+                              "(remove the link)") from None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        kind = "a link" if stat.S_ISREG(info.st_mode) else "not a regular file"
+        raise LinkRefused(f"{os.fspath(path)} is {kind}; craft-env writes only files it creates (remove it)")
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _refused(path: Path, error: OSError) -> LogWriteError:
+    refused = LogWriteError(f"cannot write {os.fspath(path)}: {error.strerror or error}")
+    refused.errno = error.errno
+    return refused
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` whole: a kill leaves the old file or the new one, a refused write leaves
+    the old one and no temporary (``LogWriteError``)."""
+    path = Path(path)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.unlink(missing_ok=True)  # a stale temporary (or a link planted there) goes, its target stays
+    fd = open_no_follow(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        try:
+            _write_all(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise _refused(path, error) from None
+
+
+def _trim_torn_tail(fd: int, path: Path) -> None:
     """Drop a final line without its newline (a write cut short by a kill)."""
-    if not path.exists() or path.stat().st_size == 0:
+    size = os.fstat(fd).st_size
+    if size == 0:
         return
-    with path.open("rb+") as handle:
-        data = handle.read()
-        if data.endswith(b"\n"):
-            return
-        cut = data.rfind(b"\n") + 1
-        log.warning("%s: dropping a torn last line of %d bytes", path, len(data) - cut)
-        handle.truncate(cut)
+    data = os.pread(fd, size, 0)
+    if data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    log.warning("%s: dropping a torn last line of %d bytes", path, len(data) - cut)
+    os.ftruncate(fd, cut)
 
 
 class AppendOnlyJsonl:
-    """Append redacted JSON lines to ``path``, flushing after each one."""
+    """Append redacted JSON lines to ``path``, one ``os.write`` each (see the module docstring)."""
 
     def __init__(self, path: str | os.PathLike, redactor: Redactor | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _trim_torn_tail(self.path)
         self._redact = redactor or Redactor()
-        self._handle = self.path.open("a", encoding="utf-8")
+        self._fd = open_no_follow(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        try:
+            _trim_torn_tail(self._fd, self.path)
+        except OSError as error:
+            os.close(self._fd)
+            raise _refused(self.path, error) from None
 
     def write(self, record: dict[str, Any]) -> None:
-        self._handle.write(self._redact.json_line(dumps(record)) + "\n")
-        self._handle.flush()
+        """Append ``record`` as one line; ``LogWriteError`` (the file cut back to its last line) if refused."""
+        data = (self._redact.json_line(dumps(record)) + "\n").encode("utf-8")
+        size = os.fstat(self._fd).st_size
+        try:
+            _write_all(self._fd, data)
+        except OSError as error:
+            try:
+                os.ftruncate(self._fd, size)
+            except OSError:  # the torn line is cut by the next open (``_trim_torn_tail``)
+                pass
+            raise _refused(self.path, error) from None
+
+    @property
+    def closed(self) -> bool:
+        return self._fd < 0
 
     def close(self) -> None:
-        if not self._handle.closed:
-            self._handle.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def __enter__(self) -> AppendOnlyJsonl:
         return self

@@ -20,21 +20,46 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import random
 import sys
 import time
-import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from craft_env.models.cache import ReplayCache, cache_key
+from craft_env.models.cost import Budget, BudgetExceeded, TokenPrice, count_prompt_tokens, model_price
 from craft_env.models.redact import Redactor
+from craft_env.text.clean import valid_unicode
 
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+
+
+#: The longest wait for one call, and the most retries of a failed call (docs/robustness.md).
+MAX_TIMEOUT = 86_400.0
+MAX_RETRIES = 100
+
+
+def check_number(name: str, value: object, low: float, high: float, unit: str = "") -> float:
+    """``value`` as a finite number in ``low..high``; ``ValueError`` naming ``name`` and the range (NaN and
+    infinity are refused: a call with them fails every time, or a limit with them never holds)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not (
+        low <= value <= high
+    ):
+        raise ValueError(f"{name}: expected a finite number{unit} from {low:g} to {high:g}, got {value!r}")
+    return value
+
+
+def check_call_limits(timeout: object, num_retries: object) -> None:
+    """The timeout (seconds, ``0 < t <= MAX_TIMEOUT``) and the retries (``0..MAX_RETRIES``) of model calls."""
+    if check_number("timeout", timeout, 0.0, MAX_TIMEOUT, " of seconds") == 0:
+        raise ValueError(f"timeout: expected a finite number of seconds above 0, got {timeout!r}")
+    if isinstance(num_retries, bool) or not isinstance(num_retries, int) or not 0 <= num_retries <= MAX_RETRIES:
+        raise ValueError(f"num_retries: expected an int from 0 to {MAX_RETRIES}, got {num_retries!r}")
 
 
 class ModelCallError(RuntimeError):
@@ -72,14 +97,6 @@ CONTEXT_KEY = "craft_env_context"
 _provider_registrars: list[Callable[[Any], None]] = []
 
 
-#: The one warning of litellm's that ``import_litellm`` filters: pydantic on ``ReadOnly`` items of its TypedDicts.
-LITELLM_SCHEMA_WARNING = {
-    "message": r".*using the `ReadOnly` qualifier",
-    "category": UserWarning,
-    "module": r"pydantic\._internal\._generate_schema",
-}
-
-
 def add_provider(registrar: Callable[[Any], None]) -> None:
     """Have ``registrar(litellm)`` add a custom provider when litellm is imported (at once if it already is).
 
@@ -93,19 +110,14 @@ def add_provider(registrar: Callable[[Any], None]) -> None:
 
 
 def import_litellm() -> Any:
-    """Import litellm with its cost map read locally (no network at import time), custom providers added.
-
-    litellm's first calls build pydantic schemas of TypedDicts with ``ReadOnly`` items, and pydantic warns
-    that it will not enforce them; that is news for litellm's authors, not for anyone calling a model, so
-    exactly that warning is filtered (``LITELLM_SCHEMA_WARNING``), on every call since pytest and
-    ``warnings.catch_warnings`` put back the filters they found.
-    """
+    """Import litellm with its cost map read locally (no network at import time), custom providers added."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    warnings.filterwarnings("ignore", **LITELLM_SCHEMA_WARNING)
     try:
         import litellm
     except ImportError:
-        raise ValueError("model: calling a language model needs litellm (pip install litellm)") from None
+        raise ValueError('model: calling a language model needs litellm (pip install "craft-env[llm]")') from None
+
+
     litellm.suppress_debug_info = True
     for registrar in _provider_registrars:
         registrar(litellm)
@@ -143,11 +155,12 @@ def _usage(response: Any) -> tuple[int, int]:
 
 
 def _text(response: Any) -> str:
+    """The reply's text, made valid Unicode (``text.clean``): the one place model text enters the package."""
     try:
         content = response.choices[0].message.content
     except (AttributeError, IndexError, KeyError, TypeError):
         return ""
-    return content if isinstance(content, str) else ""
+    return valid_unicode(content) if isinstance(content, str) else ""
 
 
 def _attribute(value: Any, name: str) -> Any:
@@ -164,9 +177,9 @@ def _tool_calls(response: Any) -> tuple[dict[str, Any], ...]:
     for k, call in enumerate(calls):
         function = _attribute(call, "function") or {}
         out.append({
-            "id": str(_attribute(call, "id") or f"call_{k}"),
-            "name": str(_attribute(function, "name") or ""),
-            "arguments": str(_attribute(function, "arguments") or "{}"),
+            "id": valid_unicode(str(_attribute(call, "id") or f"call_{k}")),
+            "name": valid_unicode(str(_attribute(function, "name") or "")),
+            "arguments": valid_unicode(str(_attribute(function, "arguments") or "{}")),
         })
     return tuple(out)
 
@@ -184,10 +197,13 @@ def _check_content(response: Any) -> None:
         raise EmptyReply("the model returned " + ("null content" if content is None else "empty content"))
 
 
-def _cost(litellm: Any, response: Any) -> float:
-    """The call's cost in USD; 0 for models litellm has no price for."""
+def _cost(litellm: Any, response: Any, price: TokenPrice | None = None) -> float:
+    """The call's cost in USD: the cost the response reports, else ``price`` (the user's, for a model litellm
+    cannot price) times its usage, else litellm's price table; 0 for a model nobody prices."""
     hidden = getattr(response, "_hidden_params", None) or {}
     cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+    if cost is None and price is not None:
+        cost = price.cost(*_usage(response))
     if cost is None:
         try:
             cost = litellm.completion_cost(completion_response=response)
@@ -197,31 +213,6 @@ def _cost(litellm: Any, response: Any) -> float:
         return max(0.0, float(cost or 0.0))
     except (TypeError, ValueError):
         return 0.0
-
-
-@dataclass
-class Budget:
-    """A spending limit shared by a run's clients: no new call starts once ``spent`` reaches ``limit`` (USD).
-
-    Replies replayed from the cache cost nothing and are always allowed.
-    """
-
-    limit: float | None = None
-    spent: float = 0.0
-
-    def check(self, model: str) -> None:
-        if self.limit is not None and self.spent >= self.limit:
-            raise ModelCallError(
-                model,
-                f"the run's spending limit is reached (${self.spent:.4f} of ${self.limit:.4f}); "
-                "raise --max-cost and --resume to go on",
-                attempts=0,
-                error_type="BudgetExceeded",
-                retryable=False,
-            )
-
-    def add(self, cost: float) -> None:
-        self.spent += max(0.0, float(cost))
 
 
 @dataclass
@@ -251,20 +242,16 @@ class ModelClient:
     redactor: Redactor = field(default_factory=Redactor)
     budget: Budget | None = None
     log_prompts: bool = False
+    price_per_token: TokenPrice | None = None
+    """The price of a model litellm cannot price (``--price-per-token``); litellm's own price wins."""
+    _prices: dict[str, TokenPrice | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ValueError(
                 f"model: expected a litellm model string like 'openai/gpt-4o-mini', got {self.model!r}"
             )
-        if (
-            isinstance(self.num_retries, bool)
-            or not isinstance(self.num_retries, int)
-            or self.num_retries < 0
-        ):
-            raise ValueError(f"num_retries: expected a non-negative int, got {self.num_retries!r}")
-        if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
-            raise ValueError(f"timeout: expected a positive number of seconds, got {self.timeout!r}")
+        check_call_limits(self.timeout, self.num_retries)
         self.redactor.add(self.api_key)
         self.redactor.add_url(self.api_base)
 
@@ -306,7 +293,7 @@ class ModelClient:
                 )
             return None
         return Completion(
-            text=record["text"],
+            text=valid_unicode(record["text"]),  # a record of an older version may hold a lone surrogate
             prompt_tokens=int(record.get("prompt_tokens", 0)),
             completion_tokens=int(record.get("completion_tokens", 0)),
             cost=float(record.get("cost", 0.0)),
@@ -329,13 +316,11 @@ class ModelClient:
             text=_text(response),
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            cost=_cost(litellm, response),
+            cost=_cost(litellm, response, self._user_price(litellm)),
             latency=round(latency, 6),
             attempts=attempts,
             tool_calls=_tool_calls(response),
         )
-        if self.budget is not None:
-            self.budget.add(completion.cost)
         if self.cache is not None:
             record = {
                 "key": key,
@@ -376,6 +361,38 @@ class ModelClient:
         )
         return retry
 
+    def _litellm_price(self, litellm: Any) -> TokenPrice | None:
+        """litellm's price of this model (looked up once)."""
+        if "litellm" not in self._prices:
+            self._prices["litellm"] = model_price(litellm, self.model)
+        return self._prices["litellm"]
+
+    def _user_price(self, litellm: Any) -> TokenPrice | None:
+        """The user's price when litellm has none for this model (``None`` when litellm prices it)."""
+        return None if self._litellm_price(litellm) is not None else self.price_per_token
+
+    def _reserve(self, litellm: Any, messages: list[dict[str, Any]], tools: Any = None) -> float:
+        """Reserve this call's estimated cost in the budget (``models.cost``); 0 without a cap or a price."""
+        if self.budget is None or self.budget.limit is None:
+            return 0.0
+        price = self._litellm_price(litellm) or self.price_per_token
+        if price is None:
+            return 0.0
+        tokens = count_prompt_tokens(litellm, self.model, messages, tools)
+        try:
+            return self.budget.reserve(self.budget.estimate(price, tokens, self.params.get("max_tokens")))
+        except BudgetExceeded as error:
+            raise ModelCallError(
+                self.model, str(error), attempts=0, error_type="BudgetExceeded", retryable=False
+            ) from None
+
+    def _settle(self, reservation: float, completion: Completion | None) -> None:
+        if self.budget is not None:
+            if completion is None:
+                self.budget.settle(reservation, 0.0)
+            else:
+                self.budget.settle(reservation, completion.cost, completion.completion_tokens)
+
     # --------------------------------------------------------------------- calls
 
     async def acomplete(
@@ -391,24 +408,29 @@ class ModelClient:
         replayed = self._replayed(key)
         if replayed is not None:
             return replayed
-        if self.budget is not None:
-            self.budget.check(self.model)
         litellm = import_litellm()
-        for attempt in range(self.num_retries + 1):
-            start = time.perf_counter()
-            try:
-                kwargs = self._kwargs(messages, context)
-                if tools:
-                    kwargs |= {"tools": tools, "tool_choice": "auto"}
-                response = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=self.timeout + 5.0)
-                _check_content(response)
-            except Exception as error:
-                if not self._should_retry(error, attempt):
-                    raise self._failure(error, attempt + 1) from None
-                await self.sleep(self.backoff(attempt))
-                continue
-            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1, messages)
-        raise AssertionError("unreachable")
+        reservation = self._reserve(litellm, messages, tools)  # before sending: a cap that holds
+        completion = None
+        try:
+            for attempt in range(self.num_retries + 1):
+                start = time.perf_counter()
+                try:
+                    kwargs = self._kwargs(messages, context)
+                    if tools:
+                        kwargs |= {"tools": tools, "tool_choice": "auto"}
+                    response = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout=self.timeout + 5.0)
+                    _check_content(response)
+                except Exception as error:
+                    if not self._should_retry(error, attempt):
+                        raise self._failure(error, attempt + 1) from None
+                    await self.sleep(self.backoff(attempt))
+                    continue
+                completion = self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1,
+                                          messages)
+                return completion
+            raise AssertionError("unreachable")
+        finally:
+            self._settle(reservation, completion)
 
     def complete(self, messages: list[dict[str, Any]], context: Any = None) -> Completion:
         """Blocking ``acomplete`` through ``litellm.completion``."""
@@ -416,21 +438,26 @@ class ModelClient:
         replayed = self._replayed(key)
         if replayed is not None:
             return replayed
-        if self.budget is not None:
-            self.budget.check(self.model)
         litellm = import_litellm()
-        for attempt in range(self.num_retries + 1):
-            start = time.perf_counter()
-            try:
-                response = litellm.completion(**self._kwargs(messages, context))
-                _check_content(response)
-            except Exception as error:
-                if not self._should_retry(error, attempt):
-                    raise self._failure(error, attempt + 1) from None
-                self.sync_sleep(self.backoff(attempt))
-                continue
-            return self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1, messages)
-        raise AssertionError("unreachable")
+        reservation = self._reserve(litellm, messages)
+        completion = None
+        try:
+            for attempt in range(self.num_retries + 1):
+                start = time.perf_counter()
+                try:
+                    response = litellm.completion(**self._kwargs(messages, context))
+                    _check_content(response)
+                except Exception as error:
+                    if not self._should_retry(error, attempt):
+                        raise self._failure(error, attempt + 1) from None
+                    self.sync_sleep(self.backoff(attempt))
+                    continue
+                completion = self._finish(litellm, key, response, time.perf_counter() - start, attempt + 1,
+                                          messages)
+                return completion
+            raise AssertionError("unreachable")
+        finally:
+            self._settle(reservation, completion)
 
 
 def missing_environment(model: str, api_base: str | None = None) -> list[str]:

@@ -37,15 +37,27 @@ _SMALL_RE = re.compile(r"\b(small|little|tiny|1\s*x\s*1|one[\s-]cell|1[\s-]cell|
 _WEAK_SMALL_RE = re.compile(r"\b(single|cube)\b")
 _OTHER_SIZE_RE = re.compile(r"\b(medium|mid[\s-]?sized?|triple|3\s*x\s*1|1\s*x\s*3|tall|half[\s-]sized?)\b")
 
-#: Words just before a verb that make it a refusal, a reason or an
-#: alternative instead of an instruction: "I will not place ...", "Don't
-#: remove ...", "... because placing ...", "instead of placing ...".
-_NEGATION_END_RE = re.compile(
-    r"(?:\b(?:do\s+not|never|not|no\s+need\s+to|cannot|stop|avoid|instead\s+of|rather\s+than|without"
-    r"|because|since)|n't|\bdont|\bwont)\s*$"
-    r"|(?:\bnot|\bnever|n't)\s+(?:[a-z']+\s+){0,2}?to\s*$"
+#: The negation rule (docs/robustness.md, "Refusals are no moves"), shared by every parser. A move verb is
+#: refused when (a) the words just before it give a reason or an alternative instead of an instruction
+#: ("because placing ...", "instead of placing ...", "no need to add ..."), or (b) a refusing word stands
+#: anywhere before it in its clause ("I will not, under any circumstances, place ...", "I refuse to
+#: place ...", "I decided against placing ..."). A clause starts after a sentence end (. ! ? ; : or a
+#: line break), after a word that turns the sentence ("but", "however", "yet", "so", "then", "therefore",
+#: "thus", "anyway"), after a comma that a new subject follows (", I'll ...", ", let me ...") and after
+#: the previous verb; so "Not sure, but place ..." and "Don't worry, I will place ..." still play.
+_REASON_BEFORE_RE = re.compile(
+    r"(?:\b(?:no\s+need\s+to|stop|instead\s+of|rather\s+than|without|because|since))\s*$"
 )
-_NEGATION_WINDOW = 40
+_CLAUSE_START_RE = re.compile(
+    r"[.!?;:\n]|\b(?:but|however|yet|so|then|therefore|thus|anyway)\b"
+    r"|,\s*(?=(?:i|we|let\s+me|let's|you)\b)"
+)
+_REFUSING_RE = re.compile(
+    r"\b(?:not|never|cannot|refus(?:e|es|ed|ing)|declin(?:e|es|ed|ing)|against|avoid(?:s|ed|ing)?|neither"
+    r"|nor|no\s+way|under\s+no\s+circumstances|by\s+no\s+means|in\s+no\s+way|dont|wont|cant)\b|n't\b"
+)
+#: How far before a verb the rule looks (a clause is cut there).
+_NEGATION_WINDOW = 200
 
 #: The longest text a parser reads whole. Longer text is read as its head and
 #: its tail (half of this each): a reply of a megabyte then costs what one of
@@ -65,13 +77,19 @@ def bound_text(text: str, limit: int = MAX_PARSE_CHARS) -> str:
 
 
 def negated(before: str) -> bool:
-    """Whether the words just before a verb (``before``, same sentence) refuse or hedge it.
+    """Whether the words before a verb (``before``: same sentence, since the previous verb) refuse it.
 
-    Shared by the builder's move parser and the director-speech parser so a
-    refusal reads the same whoever writes it.
+    The rule is stated above ``_REASON_BEFORE_RE``; one regex scan of at most ``_NEGATION_WINDOW``
+    characters per verb, so every parser stays linear. Shared by the builder's move parser and the
+    director-speech parser so a refusal reads the same whoever writes it.
     """
     tail = before[-_NEGATION_WINDOW:].lower().replace("\u2019", "'")
-    return _NEGATION_END_RE.search(tail) is not None
+    if _REASON_BEFORE_RE.search(tail):
+        return True
+    start = 0
+    for boundary in _CLAUSE_START_RE.finditer(tail):
+        start = boundary.end()
+    return _REFUSING_RE.search(tail, start) is not None
 
 
 def strip_fences(text: str) -> str:

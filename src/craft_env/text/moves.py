@@ -237,7 +237,8 @@ def _move_from_prose(lowered: str, n: int, height: int, raw: str) -> Move:
     clause that runs to the end of its sentence or the next verb. When
     several clauses read as moves, the writer's commitment wins ("..., so
     I'll place ..."), else the last one: models reason first and conclude
-    last. A pass counts only when no clause reads as a move.
+    last. A pass, or a refused move (``negated``), counts only when no
+    clause reads as a move.
     """
     hits = list(deque(_ACTION_RE.finditer(lowered), maxlen=_MAX_HITS))
     best: _Miss | None = None
@@ -248,10 +249,9 @@ def _move_from_prose(lowered: str, n: int, height: int, raw: str) -> Move:
         # The words before the verb in the same sentence ("At (0,0), place a small green block").
         floor = max(hits[index - 1].end() if index else 0, hit.start() - _MAX_CLAUSE)
         before = _SENTENCE_END_RE.split(lowered[floor: hit.start()])[-1]
-        if negated(before):  # "I will not place ...", "... because placing ... is wrong"
-            continue
-        if kind == "noop":
-            saw_noop = True
+        refused = negated(before)
+        if kind == "noop" or refused:  # a refused move ("I will not place ...") is a pass; "I won't wait" is not
+            saw_noop |= kind != "noop" or not refused
             continue
         stop = hits[index + 1].start() if index + 1 < len(hits) else len(lowered)
         clause = lowered[hit.end(): _clause_end(lowered, hit.end(), stop)]

@@ -154,6 +154,9 @@ def move_from_paper(data: Any, protocol: Protocol) -> tuple[Move | None, str | N
     action = str(data.get("action", "")).strip().lower()
     try:
         layer = None if data.get("layer") is None else int(data["layer"])
+    except (TypeError, ValueError, OverflowError):  # int("x"), int(1e999)
+        return None, f"layer: expected a layer number, got {data.get('layer')!r:.60}"
+    try:
         if action == "remove":
             return Move.remove(data.get("position"), layer), None
         if action == "place":

@@ -45,6 +45,7 @@ __all__ = [
     "intent_move",
     "intent_to_text",
     "layer_name",
+    "named_information",
     "parse_director_message",
     "slot_name",
     "text_to_intent",
@@ -505,3 +506,34 @@ def parse_director_message(
     if not intents and _NOOP_RE.search(_normalise(text[:_MAX_CLAUSE_CHARS * 4])):
         return [INTENT_NOOP]
     return intents
+
+
+def named_information(text: object) -> frozenset[str]:
+    """Which kinds of game information ``text`` names: a subset of ``{"block", "position", "layer"}``.
+
+    The words are the ones this module reads instructions with: a block is
+    a colour (name, code, or letter beside a block word) or a size word; a
+    layer is a layer phrase ("bottom layer", "layer 1", "L0", "on the
+    ground", "top"); a position is a board cell in coordinates ("(1,2)",
+    "row 1 col 2") or a column of a wall ("left", "middle", "2nd from
+    right") once the layer phrases are set aside ("middle layer" names a
+    layer only). Nothing is checked against a board size. Never raises on
+    text; anything that is not text names nothing.
+    """
+    if not isinstance(text, str):
+        return frozenset()
+    text = _normalise(bound_text(text))
+    found = set()
+    if find_colour(text)[0] is not None or find_size(text)[0] is not None:
+        found.add("block")
+    layers = [m.span() for regex in _LAYER_PHRASES for m in regex.finditer(text)]
+    if layers:
+        found.add("layer")
+    slots = (m.start() for regex in _SLOT_PHRASES for m in regex.finditer(text))
+    if find_positions(text) or any(not any(a <= start < b for a, b in layers) for start in slots):
+        found.add("position")
+    return frozenset(found)
+
+
+_LAYER_PHRASES = (_NAMED_LAYER_RE, _NUMBERED_LAYER_RE, _BARE_LAYER_RE)
+_SLOT_PHRASES = (_FROM_SLOT_RE, _END_SLOT_RE, _ORDINAL_SLOT_RE, _SIMPLE_SLOT_RE)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from craft_env.eval.judges.questions import parse_families
-from craft_env.eval.judges.run import JudgeSettings, judge
+from craft_env.eval.judges.run import JudgeSettings, interrupted_note, judge
 from craft_env.eval.judges.scoring import load_judged, score_table
 from craft_env.eval.judges.tables import pm
 from craft_env.models.llm import missing_environment
 from craft_env.eval.results.terminal import rich_table, terminal_console
+from craft_env.text.clean import printable
 
 
 def add_judge_parser(commands: Any) -> None:
@@ -53,13 +55,17 @@ def cmd_judge(args: argparse.Namespace) -> int:
             raise ValueError(f"judge-model {settings.judge_model!r} needs {' and '.join(missing)} set in the "
                              "environment (or --api-base for a server that needs no key)")
     console = terminal_console()
-    out, counts = judge(settings, progress=not args.no_progress, console=console)
+    try:
+        out, counts = judge(settings, progress=not args.no_progress, console=console)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what is saved, and that the same command finishes it
+        print(f"craft-env: {interrupted_note(settings)}", file=sys.stderr)
+        return 130
     rows = score_rows(out, settings.judge_model, args.scoring)
     headers = ["Question", "Mean ± SEM (items)", "Mean ± SEM (grader runs)", "Scored"]
     title = f"Judge {settings.judge_model} on {out} ({args.scoring} scoring)"
     if console is None:
-        print(title)
-        print("\n".join(" | ".join(r) for r in [headers, *rows]))
+        print(printable(title))
+        print(printable("\n".join(" | ".join(r) for r in [headers, *rows])))
     else:
 
         console.print(rich_table(title, headers, rows))

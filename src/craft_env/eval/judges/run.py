@@ -27,12 +27,13 @@ from typing import Any
 from craft_env.models.cache import ReplayCache
 from craft_env.models.jsonl import AppendOnlyJsonl, read_jsonl
 from craft_env.eval.judges.engine import ENGINE, engine_answers
-from craft_env.eval.judges.items import JudgedItem, load_items
+from craft_env.eval.judges.items import JudgedItem, load_items, run_logs
 from craft_env.eval.judges.offline import registered
 from craft_env.eval.judges.parse import parse_judge_reply
 from craft_env.eval.judges.prompts import JUDGE_PROMPT_VERSION, judge_messages
 from craft_env.eval.judges.questions import FAMILIES, family_questions
-from craft_env.models.llm import ModelCallError, ModelClient
+from craft_env.models.llm import ModelCallError, ModelClient, check_call_limits
+from craft_env.eval.run.lock import RunLock
 from craft_env.eval.run.progress import ProgressBar
 from craft_env.models.redact import Redactor
 
@@ -50,8 +51,13 @@ def model_folder(model: str) -> str:
     return name.strip("._") or "model"
 
 
+def judge_folder(out: Path, model: str) -> Path:
+    """Where one judge model's results of the run in ``out`` go (one writer at a time: ``RunLock``)."""
+    return out / JUDGES_DIR / model_folder(model)
+
+
 def results_path(out: Path, model: str, grader_run: int) -> Path:
-    return out / JUDGES_DIR / model_folder(model) / f"run_{grader_run}.jsonl"
+    return judge_folder(out, model) / f"run_{grader_run}.jsonl"
 
 
 @dataclass
@@ -72,8 +78,8 @@ class JudgeSettings:
 
     def __post_init__(self) -> None:
         model_folder(self.judge_model)
-        for name, value, minimum in (("runs", self.runs, 1), ("concurrency", self.concurrency, 1),
-                                     ("num_retries", self.num_retries, 0)):
+        check_call_limits(self.timeout, self.num_retries)
+        for name, value, minimum in (("runs", self.runs, 1), ("concurrency", self.concurrency, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise ValueError(f"{name}: expected an int >= {minimum}, got {value!r}")
         if self.turns is not None and (isinstance(self.turns, bool) or not isinstance(self.turns, int)
@@ -218,7 +224,7 @@ def _seed_replay(settings: JudgeSettings, out: Path) -> None:
         folder = model_folder(settings.judge_model)
         raise ValueError(f"replay_from: {settings.replay_from!r} holds no recorded calls of "
                          f"{settings.judge_model!r} (judges/{folder}/cache_run_*.jsonl)")
-    folder = out / JUDGES_DIR / model_folder(settings.judge_model)
+    folder = judge_folder(out, settings.judge_model)
     folder.mkdir(parents=True, exist_ok=True)
     for recorded in found:
         target = folder / recorded.name
@@ -233,16 +239,26 @@ async def judge_async(
     """Judge (or finish judging) every item of ``settings.path``; ``(output dir, counts per grader run)``."""
     redactor = Redactor()
     out, items = load_items(settings.path, settings.families, settings.turns)
-    if settings.replay_from is not None and settings.judge_model != ENGINE:
-        _seed_replay(settings, out)
-    results = []
-    with ProgressBar(progress, console, ("calls", "cost")) as bar:
-        for grader_run in range(1, settings.runs + 1):
-            results.append(await _grade(settings, out, items, grader_run, bar, dict(client_options or {}),
-                                        redactor))
+    with RunLock(judge_folder(out, settings.judge_model), "judge folder"):  # one writer per model's results
+        if settings.replay_from is not None and settings.judge_model != ENGINE:
+            _seed_replay(settings, out)
+        results = []
+        with ProgressBar(progress, console, ("calls", "cost")) as bar:
+            for grader_run in range(1, settings.runs + 1):
+                results.append(await _grade(settings, out, items, grader_run, bar, dict(client_options or {}),
+                                            redactor))
     log.info("judged %s with %s: %s", os.fspath(out), settings.judge_model,
              [(c.grader_run, c.judged, c.skipped) for c in results])
     return out, results
+
+
+def interrupted_note(settings: JudgeSettings) -> str:
+    """One line for an interrupted judge: what its results hold and how to finish (the same command again)."""
+    out, _ = run_logs(settings.path)
+    folder = judge_folder(out, settings.judge_model)
+    judged = sum(len(done_keys(path)) for path in sorted(folder.glob("run_*.jsonl")))
+    return (f"interrupted; {judged} judged item(s) are saved in {os.fspath(folder)}; "
+            "finish by running the same command again")
 
 
 def judge(settings: JudgeSettings, progress: bool = False, console: Any = None,

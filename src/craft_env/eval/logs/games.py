@@ -45,6 +45,8 @@ LOG_NAME = "log.jsonl"
 SUMMARY_NAME = "summary.json"
 CONFIG_NAME = "config.json"
 CACHE_NAME = "cache.jsonl"
+#: The most runs (``run_1`` .. ``run_<MAX_RUNS>``) a run directory holds; more is refused by name.
+MAX_RUNS = 1_000
 
 
 def run_dir(out: str | os.PathLike, run: int) -> Path:

@@ -16,7 +16,8 @@ lists the fields this module reads and writes.
   with both values. A move our rules (or the protocol's ban) reject is a
   failed turn with the reason. Unknown fields are kept (``paper_turn``,
   ``paper_game``); missing optional ones are tolerated.
-* ``import_paper_logs(path, out)``: those games as our run directories
+* ``import_paper_logs(path, out)`` (``import_paper_files`` says what it
+  skipped): those games as our run directories
   (``config.json``, ``structures.json``, ``run_<R>/log.jsonl``), one per
   (condition, director, builder), so ``craft-env report`` reads them.
 * ``export_paper_logs(run_dir, out)``: one of our runs in the paper's
@@ -24,6 +25,15 @@ lists the fields this module reads and writes.
   carrying their ``span_to``, the tracker record in ``progress_data``).
 
 Export then import gives back the same games, moves and metrics (tested).
+
+Reading is bounded and file by file (docs/robustness.md, "Paper logs"): a
+file above ``MAX_PAPER_LOG_BYTES`` is refused before it is read, JSON
+nested deeper than ``MAX_JSON_DEPTH`` is refused, every number used as a
+size or an index (``structure_index``, ``run``, ``max_turns``,
+``num_oracle``, turn numbers) is checked against its range before anything
+is made from it, and text is made valid Unicode (``text.clean``). A file or
+game that breaks a rule is a ``PaperLogFailure`` naming the file and the
+field; the other files are read.
 """
 
 from __future__ import annotations
@@ -47,14 +57,26 @@ from craft_env.core.protocol import Protocol, get_protocol, is_completed, move_r
 from craft_env.core.views import DEFAULT_SEATS, seat_cells
 from craft_env.datasets import load_dataset, save_structures
 from craft_env.models.jsonl import json_safe
+from craft_env.text.clean import valid_unicode
 from craft_env.text.paper_grammar import move_from_paper
-from craft_env.eval.logs.games import CONFIG_NAME, LOG_NAME, GameLog, RunLog, read_games
+from craft_env.eval.logs.games import CONFIG_NAME, LOG_NAME, MAX_RUNS, GameLog, RunLog, read_games
 
 log = logging.getLogger(__name__)
 
 #: The paper's logs seat D1, D2, D3 only (our default seats): other seat sets cannot be exported.
 SEATS = DEFAULT_SEATS
 TOLERANCE = 1e-6
+#: The largest paper result file read; one game of the paper's logs, prompts included, is well under 1 MiB.
+MAX_PAPER_LOG_BYTES = 16 * 2**20
+#: The deepest JSON nesting read; the format itself needs 8 levels.
+MAX_JSON_DEPTH = 32
+#: Ranges of the numbers a log gives that size or index something (inclusive).
+MAX_STRUCTURE_INDEX = 9_999
+MAX_TURNS = 10_000
+MAX_GAMES = 1_000
+MAX_ORACLE = 1_000
+#: How much of a directory's ``*.json`` file is looked at to tell a paper log (its first keys) from others.
+_SNIFF_BYTES = 4096
 # Our metric name -> the paper tracker's name.
 PAPER_METRICS = {
     "iou": "iou_score",
@@ -62,6 +84,9 @@ PAPER_METRICS = {
     "position_accuracy": "position_accuracy",
     "progress": "overall_progress",
 }
+#: A JSON escape of a UTF-16 surrogate: the only way a lone surrogate gets into text read from UTF-8.
+_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
+_SAFE_STEM_RE = re.compile(r"[A-Za-z0-9._-]{1,100}")
 _DIR_RE = re.compile(r"^(oracle\d+|no_oracle)_(tools|no_tools)_run(\d+)$")
 _START_CATEGORY = {
     "empty": "empty",
@@ -80,7 +105,54 @@ def condition_name(oracle_n: int, tools: bool) -> str:
 
 
 def _model_dir_name(name: str) -> str:
-    return str(name).split(",,", 1)[0].replace("/", "-")
+    folder = str(name).split(",,", 1)[0].replace("/", "-").replace("\\", "-").replace("\0", "")
+    return folder if folder.strip(".") else "_"
+
+
+def file_stem(structure_id: str | None, index: int) -> str:
+    """``structure_id`` as one file-name part: itself when it is letters, digits, ``.``, ``_`` and ``-``
+    (the paper's ids); otherwise those characters kept, the rest ``_``, and the structure index appended
+    so that two ids never share a file (an id such as ``../x`` never leaves its folder)."""
+    text = str(structure_id or "")
+    if _SAFE_STEM_RE.fullmatch(text) and not text.startswith("."):
+        return text
+    return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', text).lstrip('.')[:80]}-{index}"
+
+
+class PaperLogError(ValueError):
+    """A paper log (or one of its games) that breaks a reading rule; the message names the field."""
+
+
+@dataclass(frozen=True)
+class PaperLogFailure:
+    """A file, or one game of it (1-based ``game``), that was not read, and why."""
+
+    path: str
+    reason: str
+    game: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}{'' if self.game is None else f' game {self.game}'}: {self.reason}"
+
+
+def checked_int(value: Any, name: str, low: int, high: int) -> int:
+    """``value`` as an int in ``low..high`` (a whole float such as ``5.0`` counts); ``PaperLogError`` naming
+    ``name`` otherwise (``1e999``, ``{}``, ``-5``, ``2**63``, ``true``)."""
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number = int(value)
+    if number is None or not low <= number <= high:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise PaperLogError(f"{name}: expected an int from {low} to {high:,}, got {shown}")
+    return number
+
+
+def _optional_int(mapping: dict[str, Any], key: str, name: str, low: int, high: int, default: int) -> int:
+    """``mapping[key]`` checked by ``checked_int``; ``default`` when it is absent, null, 0 or false."""
+    value = mapping.get(key)
+    return default if value in (None, 0, False, "") else checked_int(value, name, low, high)
 
 
 # ------------------------------------------------------------------ replay engine
@@ -177,21 +249,23 @@ class PaperGame:
         return (self.condition, self.director, self.builder)
 
 
+def _looks_like_paper_log(path: Path) -> bool:
+    """Whether the head of ``path`` names a paper log's keys (``games``, ``experiment_info``)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError:
+        return False
+    return head.lstrip()[:1] == b"{" and (b'"games"' in head or b'"experiment_info"' in head)
+
+
 def paper_log_files(path: str | os.PathLike) -> list[Path]:
-    """The paper result files under ``path`` (the file itself, or every ``*.json`` holding ``games``)."""
+    """The paper result files under ``path``: the file itself, or every ``*.json`` whose head names a paper
+    log's keys (read by ``load_paper_log``, which may still refuse it)."""
     root = Path(path)
-    candidates = [root] if root.is_file() else sorted(root.rglob("*.json"))
-    found = []
-    for candidate in candidates:
-        try:
-            head = json.loads(candidate.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            if root.is_file():
-                raise ValueError(f"report: {os.fspath(candidate)!r} is not a JSON file") from None
-            continue
-        if isinstance(head, dict) and isinstance(head.get("games"), list):
-            found.append(candidate)
-    return found
+    if root.is_file():
+        return [root]
+    return [candidate for candidate in sorted(root.rglob("*.json")) if _looks_like_paper_log(candidate)]
 
 
 def is_paper_log_path(path: str | os.PathLike) -> bool:
@@ -204,27 +278,112 @@ def is_paper_log_path(path: str | os.PathLike) -> bool:
     return bool(paper_log_files(root))
 
 
+def _finite_or_text(token: str) -> Any:
+    """A JSON number as ``json.loads`` reads it, except that a non-finite one (``1e999``, ``Infinity``,
+    ``NaN``) is written as ``json_safe`` writes it, so the number can be logged again."""
+    return json_safe(float(token))
+
+
+def _made_valid(data: Any, fix_text: bool) -> Any:
+    """``data`` checked for depth (``PaperLogError`` past ``MAX_JSON_DEPTH``) and, with ``fix_text``, its
+    strings (keys too) made valid Unicode, in place so that a file at the size limit is not held twice.
+
+    Containers are walked level by level; a list of plain numbers costs one ``map`` over it.
+    """
+    if isinstance(data, str):
+        return valid_unicode(data) if fix_text else data
+    level, depth = [data] if isinstance(data, (dict, list)) else [], 1
+    while level:
+        if depth > MAX_JSON_DEPTH:
+            raise PaperLogError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        below = []
+        for container in level:
+            if isinstance(container, dict):
+                if fix_text and any(valid_unicode(key) != key for key in container):
+                    items = [(valid_unicode(key), item) for key, item in container.items()]
+                    container.clear()
+                    container.update(items)
+                values: Any = container.values()
+                slots: Any = container.keys()
+            else:
+                values, slots = container, range(len(container))
+            kinds = set(map(type, values))
+            if dict in kinds or list in kinds:
+                below += [item for item in values if isinstance(item, (dict, list))]
+            if fix_text and str in kinds:
+                for key in list(slots):
+                    if isinstance(container[key], str):
+                        container[key] = valid_unicode(container[key])
+        level, depth = below, depth + 1
+    return data
+
+
+def load_paper_log(path: str | os.PathLike) -> dict[str, Any]:
+    """One paper result file as a dict with a ``games`` list, read within the limits of the module docstring.
+
+    Raises ``PaperLogError`` (the message starts with the field, or says what is wrong with the file).
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_PAPER_LOG_BYTES:
+            raise PaperLogError(
+                f"{size:,} bytes is above the limit of {MAX_PAPER_LOG_BYTES} bytes "
+                f"({MAX_PAPER_LOG_BYTES // 2**20} MiB) for one paper log"
+            )
+        raw = path.read_bytes()[: MAX_PAPER_LOG_BYTES + 1]
+    except OSError as error:
+        raise PaperLogError(f"cannot be read ({error.strerror or type(error).__name__})") from None
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text, parse_constant=_finite_or_text, parse_float=_finite_or_text)
+    except UnicodeDecodeError as error:
+        raise PaperLogError(f"not UTF-8 (byte {error.start})") from None
+    except RecursionError:
+        raise PaperLogError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except json.JSONDecodeError as error:
+        raise PaperLogError(f"not JSON ({error.msg} at line {error.lineno})") from None
+    except ValueError as error:  # an integer of more digits than Python converts
+        raise PaperLogError(f"not readable JSON ({error})") from None
+    data = _made_valid(data, fix_text=_SURROGATE_ESCAPE_RE.search(text) is not None)
+    if not isinstance(data, dict) or not isinstance(data.get("games"), list):
+        raise PaperLogError("games: expected a JSON object with a 'games' list")
+    if len(data["games"]) > MAX_GAMES:
+        raise PaperLogError(f"games: expected at most {MAX_GAMES:,} games in one file, got {len(data['games']):,}")
+    if data.get("experiment_info") is not None and not isinstance(data["experiment_info"], dict):
+        raise PaperLogError("experiment_info: expected a JSON object")
+    return data
+
+
 def _where(path: Path, info: dict[str, Any]) -> tuple[str, str, str, int | None]:
     """``(condition, director, builder, run)`` from the directory names, else ``experiment_info``."""
     models = info.get("models") if isinstance(info.get("models"), dict) else {}
     director = _model_dir_name(models.get("director", "?"))
     builder = _model_dir_name(models.get("builder", "?"))
     run = None
-    oracle_n = int(info.get("num_oracle") or 0) if info.get("use_oracle") else 0
+    oracle_n = (
+        _optional_int(info, "num_oracle", "experiment_info.num_oracle", 0, MAX_ORACLE, 0)
+        if info.get("use_oracle")
+        else 0
+    )
     condition = condition_name(oracle_n, bool(info.get("builder_tool_use")))
     matched = _DIR_RE.match(path.parent.parent.name) if len(path.parts) >= 3 else None
     if matched:
-        condition, run = f"{matched.group(1)}_{matched.group(2)}", int(matched.group(3))
+        condition = f"{matched.group(1)}_{matched.group(2)}"
+        run = checked_int(int(matched.group(3)), "the run in the folder name", 1, MAX_RUNS)
         if not models and "_" in path.parent.name:
             director, builder = path.parent.name.split(",,", 1)[0].split("_", 1)
     return condition, director, builder, run
 
 
 def _index_of(info: dict[str, Any], game: dict[str, Any]) -> int:
-    if isinstance(info.get("structure_index"), int):
-        return int(info["structure_index"])
-    digits = re.findall(r"\d+", str(game.get("structure_id", "")))
-    return int(digits[-1]) - 1 if digits else 0
+    """The structure index: ``experiment_info.structure_index``, else the last number of ``structure_id``, - 1."""
+    if info.get("structure_index") is not None:
+        return checked_int(info["structure_index"], "experiment_info.structure_index", 0, MAX_STRUCTURE_INDEX)
+    digits = re.findall(r"\d{1,9}", str(game.get("structure_id", ""))[:200])
+    if not digits:
+        return 0
+    return checked_int(int(digits[-1]) - 1, "the structure index of structure_id", 0, MAX_STRUCTURE_INDEX)
 
 
 def _differs(a: Any, b: Any) -> bool:
@@ -352,7 +511,8 @@ def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], numb
         "tokens": {"prompt": 0, "completion": 0},
         "cost": 0.0,
         "latency": 0.0,
-        "paper_turn": json_safe(turn),
+        "paper_turn": turn,
+        "turn_number": number,
     }
     if isinstance(turn.get("tool_calls"), list):
         record["tool_calls"] = turn["tool_calls"]
@@ -363,32 +523,38 @@ def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], numb
 def replay_paper_game(path: Path, info: dict[str, Any], data: dict[str, Any]) -> PaperGame:
     """One game dict of a paper log, replayed (see the module docstring)."""
     condition, director, builder, run = _where(path, info)
-    protocol = get_protocol(info.get("protocol", "paper"), "experiment_info.protocol")
+    protocol = get_protocol(str(info.get("protocol", "paper")), "experiment_info.protocol")
     target = board_from_paper(data.get("target_structure"), data.get("target_spans"))
     index = _index_of(info, data)
     structure_id = str(data.get("structure_id") or f"structure_{index + 1:03d}")
-    target = Structure(
-        target.array, target.n, id=structure_id, complexity=data.get("complexity"), _trusted=True
-    )
-    oracle_n = int(info.get("num_oracle") or 0) if info.get("use_oracle") else 0
+    complexity = data.get("complexity") if isinstance(data.get("complexity"), str) else None
+    target = Structure(target.array, target.n, id=structure_id, complexity=complexity, _trusted=True)
+    if run is None:
+        run = _optional_int(info, "run", "experiment_info.run", 1, MAX_RUNS, 1)
+    if data.get("turns") is not None and not isinstance(data["turns"], list):
+        raise PaperLogError(f"turns: expected a list of turns, got {type(data['turns']).__name__}")
+    if len(data.get("turns") or ()) > MAX_TURNS:
+        raise PaperLogError(f"turns: expected at most {MAX_TURNS:,} turns, got {len(data['turns']):,}")
     archetypes = {seat: data.get(f"{seat} Archetype") for seat in SEATS if data.get(f"{seat} Archetype")}
-    kept = json_safe({k: v for k, v in data.items() if k != "turns"})
+    kept = {k: v for k, v in data.items() if k != "turns"}
     kept["archetypes"] = archetypes
     game = PaperGame(
         path=os.fspath(path),
         condition=condition,
         director=director,
         builder=builder,
-        run=run if run is not None else int(info.get("run") or 1),
+        run=run,
         structure_index=index,
         structure_id=structure_id,
         target=target,
         protocol=protocol,
-        max_turns=int(info.get("max_turns") or 20),
-        oracle_n=oracle_n,
+        max_turns=_optional_int(info, "max_turns", "experiment_info.max_turns", 1, MAX_TURNS, 20),
+        oracle_n=_optional_int(info, "num_oracle", "experiment_info.num_oracle", 0, MAX_ORACLE, 0)
+        if info.get("use_oracle")
+        else 0,
         tools=bool(info.get("builder_tool_use")),
         paper_game=kept,
-        experiment_info=json_safe(info),
+        experiment_info=info,
         start=_START_OF_CATEGORY.get(str(data.get("partialCompletionCategory", "empty")), "empty"),
     )
     turns = [t for t in data.get("turns") or () if isinstance(t, dict)]
@@ -400,7 +566,7 @@ def replay_paper_game(path: Path, info: dict[str, Any], data: dict[str, Any]) ->
             start = None
     replayer = Replayer(target, protocol, start)
     for position, turn in enumerate(turns):
-        number = int(turn.get("turn_number") or position + 1)
+        number = _optional_int(turn, "turn_number", f"turns[{position}].turn_number", 1, MAX_TURNS, position + 1)
         game.turns.append(_replay_turn(game, replayer, turn, number))
     game.final = dict(game.turns[-1]["progress_data"]) if game.turns else dict(replayer.step(None).metrics)
     exact = game.final.get("distance", 1) == 0
@@ -410,27 +576,56 @@ def replay_paper_game(path: Path, info: dict[str, Any], data: dict[str, Any]) ->
     return game
 
 
-def read_paper_games(path: str | os.PathLike) -> list[PaperGame]:
-    """Every game of every paper log under ``path``, replayed (an unreadable game is skipped, with a warning)."""
+#: Errors that a game of a paper log may raise while it is read besides ``PaperLogError``: the engine's
+#: ``ValueError`` for a board or a move it refuses. Anything else is a bug, reported as an internal error.
+_GAME_ERRORS = (ValueError,)
+
+
+def read_paper_file(path: str | os.PathLike) -> tuple[list[PaperGame], list[PaperLogFailure]]:
+    """Every game of one paper log, replayed, and the file or the games that could not be read."""
+    path = Path(path)
+    try:
+        data = load_paper_log(path)
+    except PaperLogError as error:
+        return [], [PaperLogFailure(os.fspath(path), str(error))]
+    info = data.get("experiment_info") or {}
+    games, failures = [], []
+    for number, entry in enumerate(data["games"], 1):
+        if not isinstance(entry, dict) or "target_structure" not in entry:  # the paper's record of a crash
+            crash = entry.get("error") if isinstance(entry, dict) else entry
+            log.warning("%s game %d: no target_structure (error: %.200r); skipped", path, number, crash)
+            continue
+        try:
+            games.append(replay_paper_game(path, info, entry))
+        except _GAME_ERRORS as error:
+            failures.append(PaperLogFailure(os.fspath(path), str(error), number))
+        except Exception as error:  # a bug must not stop the other files; it is logged and reported
+            log.exception("%s: game %d", path, number)
+            failures.append(PaperLogFailure(os.fspath(path), f"internal error: {type(error).__name__}", number))
+    return games, failures
+
+
+def read_paper_logs(path: str | os.PathLike) -> tuple[list[PaperGame], list[PaperLogFailure]]:
+    """Every game of every paper log under ``path``, replayed, and what could not be read (file by file).
+
+    ``ValueError`` when ``path`` holds no paper result files at all.
+    """
     files = paper_log_files(path)
     if not files:
         raise ValueError(f"report: no paper result files (with 'games') under {os.fspath(path)!r}")
-    games = []
+    games, failures = [], []
     for file in files:
-        data = json.loads(file.read_text(encoding="utf-8"))
-        info = data.get("experiment_info") if isinstance(data.get("experiment_info"), dict) else {}
-        for entry in data["games"]:
-            if not isinstance(entry, dict) or "target_structure" not in entry:
-                log.warning(
-                    "%s: a game without target_structure (error: %s); skipped",
-                    file,
-                    entry.get("error") if isinstance(entry, dict) else entry,
-                )
-                continue
-            try:
-                games.append(replay_paper_game(file, info, entry))
-            except ValueError as error:
-                log.warning("%s: game %s unreadable: %s; skipped", file, entry.get("structure_id"), error)
+        read, failed = read_paper_file(file)
+        games += read
+        failures += failed
+    return games, failures
+
+
+def read_paper_games(path: str | os.PathLike) -> list[PaperGame]:
+    """Every game of every paper log under ``path``, replayed; what cannot be read is skipped with a warning."""
+    games, failures = read_paper_logs(path)
+    for failure in failures:
+        log.warning("%s; skipped", failure)
     return games
 
 
@@ -484,14 +679,51 @@ def group_games(games: list[PaperGame]) -> dict[tuple[str, str, str], list[Paper
     return dict(sorted(groups.items()))
 
 
+@dataclass
+class PaperImport:
+    """What ``import_paper_files`` did: the run directories written, the games in them, what was skipped."""
+
+    written: list[Path]
+    games: int
+    failures: list[PaperLogFailure]
+
+
 def import_paper_logs(path: str | os.PathLike, out: str | os.PathLike) -> list[Path]:
-    """Write the paper logs under ``path`` as our run directories in ``out`` (one per group if several)."""
-    groups = group_games(read_paper_games(path))
-    written = []
-    for (condition, director, builder), games in groups.items():
-        target_dir = Path(out) if len(groups) == 1 else Path(out) / f"{condition}__{director}_{builder}"
+    """Write the paper logs under ``path`` as our run directories in ``out`` (one per group if several).
+
+    What cannot be read is skipped with a warning; ``ValueError`` when nothing could be imported.
+    """
+    result = import_paper_files(path, out)
+    for failure in result.failures:
+        log.warning("%s; skipped", failure)
+    if not result.written:
+        raise ValueError(nothing_imported(path, result.failures))
+    return result.written
+
+
+def nothing_imported(path: str | os.PathLike, failures: list[PaperLogFailure]) -> str:
+    """The error of an import that found no readable game."""
+    files = len({f.path for f in failures})
+    return f"import: nothing imported from {os.fspath(path)!r}: no readable game ({files} file(s) with errors)"
+
+
+def import_paper_files(path: str | os.PathLike, out: str | os.PathLike) -> PaperImport:
+    """``import_paper_logs`` file by file: the readable games are written, the rest listed in ``failures``.
+
+    Writes nothing when no game is readable. ``ValueError`` when ``path`` holds no paper result files or
+    a run directory to write already holds a run (checked before anything is written).
+    """
+    games, failures = read_paper_logs(path)
+    groups = group_games(games)
+    targets = {
+        key: Path(out) if len(groups) == 1 else Path(out) / f"{key[0]}__{key[1]}_{key[2]}" for key in groups
+    }
+    for target_dir in targets.values():
         if (target_dir / CONFIG_NAME).exists():
             raise ValueError(f"out: {os.fspath(target_dir)!r} already holds a run; choose another -o")
+    written = []
+    for key, games in groups.items():
+        target_dir = targets[key]
         target_dir.mkdir(parents=True, exist_ok=True)
         size = max(g.structure_index for g in games) + 1
         structures = [Structure.empty()] * size
@@ -520,9 +752,8 @@ def import_paper_logs(path: str | os.PathLike, out: str | os.PathLike) -> list[P
                         paper_game=game.paper_game,
                         experiment_info=game.experiment_info,
                     )
-                    for number, record in enumerate(game.turns, 1):
-                        number = int(record["paper_turn"].get("turn_number") or number)
-                        writer.turn(game.structure_index, game.structure_id, 1, number, record)
+                    for record in game.turns:
+                        writer.turn(game.structure_index, game.structure_id, 1, record["turn_number"], record)
                     writer.game_event(
                         "done",
                         game.structure_index,
@@ -536,7 +767,7 @@ def import_paper_logs(path: str | os.PathLike, out: str | os.PathLike) -> list[P
             finally:
                 writer.close()
         written.append(target_dir)
-    return written
+    return PaperImport(written, sum(len(g) for g in groups.values()), failures)
 
 
 # ------------------------------------------------------------------------ export
@@ -782,7 +1013,7 @@ def export_paper_logs(run_dir: str | os.PathLike, out: str | os.PathLike) -> lis
                 "protocol": protocol.name,
             }
             exported = _export_game(game, config, target, protocol, created)
-            path = folder / f"craft_{game.structure_id}_{run}.json"
+            path = folder / f"craft_{file_stem(game.structure_id, index)}_{run}.json"
             path.write_text(
                 json.dumps({"experiment_info": info, "games": [exported]}, indent=2) + "\n", encoding="utf-8"
             )

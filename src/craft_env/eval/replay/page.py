@@ -6,8 +6,9 @@ dataset, rebuilds the board after every turn, computes each director's
 view of the target with ``craft_env.core.views`` (apparent sizes), the
 taxonomy category of every move (``taxonomy.classify``) and the final
 Table-1 metrics, and embeds it all as one JSON block. The page script
-(``assets/replay.js``) draws boards as isometric SVG and shows the
-turn's conversation, candidates and outcome.
+(``assets/replay.js``, after ``assets/draw.js``, the drawing it shares
+with the leaderboard) draws boards as isometric SVG and shows the turn's
+conversation, candidates and outcome.
 
 Safety: the data block is JSON with ``<``, ``>``, ``&`` and the line
 separators escaped, so no text can close the script element; the page
@@ -351,6 +352,7 @@ def game_record(run: RunGames, game: GameLog, target: Any) -> dict[str, Any]:
     legal = [t.get("legal") for t in turns if t.get("legal") is not None]
     start = boards[0] if boards else None
     shape_of = target if target is not None else start
+    picture = target_picture(target, _seats(run.config)) if target is not None else {}
     marker = game.marker or {}
     completed = marker.get("completed")
     if completed is None:
@@ -368,11 +370,25 @@ def game_record(run: RunGames, game: GameLog, target: Any) -> dict[str, Any]:
         "fail": (sum(1 for x in legal if not x) / len(legal)) if legal else None,
         "n": shape_of.n if shape_of is not None else DEFAULT_N,
         "h": shape_of.height if shape_of is not None else DEFAULT_HEIGHT,
-        "target": board_boxes(target) if target is not None else None,
-        "walls": _walls(target, _seats(run.config)) if target is not None else None,
+        "target": picture.get("target"),
+        "walls": picture.get("walls"),
         "hidden": _hidden(shape_of, _seats(run.config)),
         "start": board_boxes(start) if start is not None else [],
         "turns": records,
+    }
+
+
+def target_picture(target: Any, seats: tuple[str, ...] = DEFAULT_SEATS) -> dict[str, Any]:
+    """What the page script needs to draw a target: its size, its blocks, each seat's wall, the unseen cells.
+
+    The leaderboard's structure cards draw their targets from this too (``craft_env.eval.leaderboard``).
+    """
+    return {
+        "n": target.n,
+        "h": target.height,
+        "target": board_boxes(target),
+        "walls": _walls(target, seats),
+        "hidden": _hidden(target, seats),
     }
 
 
@@ -412,9 +428,13 @@ def _sha256(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
-def render_html(data: dict[str, Any], title: str = "CRAFT replay") -> str:
-    """The whole page: template, style, script and the data block."""
-    style, script = _asset("replay.css"), _asset("replay.js")
+def page_html(template: str, style: str, script: str, data: Any, title: str) -> str:
+    """A self-contained page: ``template``'s ``{{HEAD}}`` (``assets/head.html``: the policy, title and
+    style), ``{{TITLE}}``, ``{{SCRIPT}}`` and ``{{DATA}}`` filled in, under a policy that runs only this
+    script and style (by hash) and fetches nothing.
+
+    The leaderboard's page is made by the same function (``craft_env.eval.leaderboard.page``).
+    """
     policy = (
         f"default-src 'none'; script-src {_sha256(script)}; style-src {_sha256(style)}; "
         "img-src data:; base-uri 'none'; form-action 'none'"
@@ -426,7 +446,19 @@ def render_html(data: dict[str, Any], title: str = "CRAFT replay") -> str:
         "SCRIPT": script,
         "DATA": json_for_html(data),
     }
-    return _SLOT.sub(lambda match: values[match.group(1)], _asset("replay.html"))
+    page = template.replace("{{HEAD}}", _asset("head.html"), 1)
+    return _SLOT.sub(lambda match: values[match.group(1)], page)
+
+
+def drawing_script() -> str:
+    """``draw.js``: the board and wall drawing the replay page and the leaderboard share."""
+    return _asset("draw.js")
+
+
+def render_html(data: dict[str, Any], title: str = "CRAFT replay") -> str:
+    """The whole page: template, style, script (the shared drawing first) and the data block."""
+    script = drawing_script() + _asset("replay.js")
+    return page_html(_asset("replay.html"), _asset("replay.css"), script, data, title)
 
 
 def write_replay(paths: list[str | os.PathLike], output: str | os.PathLike) -> tuple[Path, int]:

@@ -27,7 +27,8 @@ from craft_env.eval.results.results import RunResult, paper_results
 from craft_env.models.jsonl import json_safe
 from craft_env.eval.results.table import progress_curve, remove_curves
 from craft_env.eval.results.taxonomy import CATEGORIES
-from craft_env.eval.results.terminal import rich_table, terminal_console
+from craft_env.eval.results.terminal import fitted_tables, terminal_console
+from craft_env.text.clean import printable
 
 log = logging.getLogger(__name__)
 
@@ -233,10 +234,11 @@ def print_tables(results: list[RunResult], console: Any = None) -> None:
     """The three tables in the terminal (rich; plain Markdown when rich is not installed)."""
     console = console or terminal_console()
     if console is None:
-        print(markdown(results))
+        print(printable(markdown(results)))
         return
     for title, headers, rows in _tables(results):
-        console.print(rich_table(title, headers, rows))
+        for table in fitted_tables(console, title, headers, rows):
+            console.print(table)
 
 
 def as_json(results: list[RunResult]) -> list[dict[str, Any]]:

@@ -4,8 +4,9 @@ Counts the games, the model calls (every turn, each of the three directors
 and the builder, for the roles a model plays), and estimates tokens from
 the real prompts of the first game's first turn (later turns hold a longer
 conversation, so prompt tokens are a lower bound). Replies are assumed
-``max_tokens`` long, or ``ASSUMED_REPLY_TOKENS`` without it. The cost comes
-from litellm's price table where it prices the model; no call is made.
+``max_tokens`` long, or ``ASSUMED_REPLY_TOKENS`` without it (``models.cost``).
+The cost comes from litellm's price table where it prices the model, else
+from ``--price-per-token``; no call is made.
 """
 
 from __future__ import annotations
@@ -14,27 +15,13 @@ from typing import Any
 
 import craft_env
 from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
+from craft_env.models.cost import ASSUMED_REPLY_TOKENS, TokenPrice, count_prompt_tokens, model_price
 from craft_env.models.llm import import_litellm
 from craft_env.eval.run.settings import RunSettings, game_seed, is_model
 
-ASSUMED_REPLY_TOKENS = 300
-
-
-def _tokens(model: str, messages: list[dict[str, Any]]) -> int:
-    try:
-        return int(import_litellm().token_counter(model=model, messages=messages))
-    except Exception:  # a model litellm has no tokenizer for: about four characters a token
-        return sum(len(str(m.get("content") or "")) for m in messages) // 4
-
-
-def _price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    try:
-        cost_in, cost_out = import_litellm().cost_per_token(
-            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
-        )
-    except Exception:  # not in litellm's price table
-        return None
-    return float(cost_in) + float(cost_out)
+def _price(model: str, prompt_tokens: int, completion_tokens: int, given: TokenPrice | None) -> float | None:
+    price = model_price(import_litellm(), model) or given
+    return None if price is None else price.cost(prompt_tokens, completion_tokens)
 
 
 def first_turn_prompts(settings: RunSettings) -> dict[str, list[dict[str, Any]]]:
@@ -65,7 +52,7 @@ def first_turn_prompts(settings: RunSettings) -> dict[str, list[dict[str, Any]]]
 
 def estimate(settings: RunSettings) -> dict[str, Any]:
     """Games, calls, tokens and (where priced) cost of ``settings``, per role and in all."""
-    games = len(settings.selected()) * settings.runs
+    games = len(settings.games())
     prompts = first_turn_prompts(settings)
     reply = settings.max_tokens or ASSUMED_REPLY_TOKENS
     roles = {}
@@ -75,11 +62,11 @@ def estimate(settings: RunSettings) -> dict[str, Any]:
         if not is_model(model):
             continue
         calls = games * settings.turns * per_turn
-        prompt = _tokens(model, prompts[role]) * calls
+        prompt = count_prompt_tokens(import_litellm(), model, prompts[role]) * calls
         completion = reply * calls
         roles[role] = {
             "model": model, "calls": calls, "prompt_tokens": prompt, "completion_tokens": completion,
-            "cost": _price(model, prompt, completion),
+            "cost": _price(model, prompt, completion, settings.token_price),
         }
     costs = [r["cost"] for r in roles.values()]
     return {

@@ -20,12 +20,14 @@ from collections.abc import Callable
 from typing import Any
 
 from craft_env.agents.llm import messages_key
+from craft_env.agents.prompts import builder_reply, director_reply
 from craft_env.agents.random import RandomBuilder, RandomDirector
 from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector
 from craft_env.agents.tools import scripted_tool_reply
 from craft_env.core.board import cached_move
 from craft_env.core.encoding import action_table
 from craft_env.core.rules import landing_layer_at
+from craft_env.models.cost import declare_free_provider
 from craft_env.models.llm import CONTEXT_KEY, add_provider
 
 PROVIDER = "scripted"
@@ -64,7 +66,7 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], context: Any = No
     if context.seat is not None:
         director = RandomDirector(seed) if randomised else ScriptedDirector()
         reply = director.decide(context)
-        return f"<think>{reply.think}</think>\n<message>{reply.message}</message>"
+        return director_reply(reply.message, reply.think)
     if context.tool is not None:
 
         kind, answer = scripted_tool_reply(context, messages, bool(tools))
@@ -72,18 +74,15 @@ def scripted_reply(model: str, messages: list[dict[str, Any]], context: Any = No
             return answer
     builder = RandomBuilder(seed) if randomised else ScriptedBuilder()
     reply = builder.decide(context)
-    followed = ", ".join(reply.followed) or "none"
     board = context.board
 
     table = action_table(board.n)
     if reply.action == table.noop:
-        return (
-            f"<think>{reply.think}</think>\nQUESTION: Which block should I place next?\nFOLLOWED: {followed}"
-        )
+        return builder_reply(None, reply.followed, reply.think, "Which block should I place next?")
     heights = board.heights().reshape(-1)
     layer = int(landing_layer_at(int(table.kind[reply.action]), int(heights[table.cell_a[reply.action]])))
     move = cached_move(board.n, board.height, int(reply.action), layer)
-    return f"<think>{reply.think}</think>\nMOVE: {move}\nFOLLOWED: {followed}"
+    return builder_reply(str(move), reply.followed, reply.think)
 
 
 def _approximate_tokens(text: str) -> int:
@@ -133,3 +132,4 @@ def register_scripted_provider(litellm: Any) -> None:
 
 
 add_provider(register_scripted_provider)
+declare_free_provider(PROVIDER)  # the built-in agents cost nothing: no price warning, --max-cost allowed

@@ -41,11 +41,15 @@ from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.core.protocol import CRAFT, Protocol, is_completed
 from craft_env.core.views import DEFAULT_SEATS
+from craft_env.datasets import structures_sha256
 from craft_env.models.cache import ReplayCache
-from craft_env.models.jsonl import read_jsonl
-from craft_env.models.llm import Budget, ModelCallError, ModelClient
+from craft_env.models.jsonl import LogWriteError, read_jsonl, write_atomic
+from craft_env.models.cost import Budget
+from craft_env.models.llm import ModelCallError, ModelClient
 from craft_env.eval.run.lock import RunLock
-from craft_env.eval.logs.games import CACHE_NAME, CONFIG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir
+from craft_env.eval.logs.games import (
+    CACHE_NAME, CONFIG_NAME, LOG_NAME, SUMMARY_NAME, RunLog, read_games, run_dir,
+)
 from craft_env.eval.run import provider  # noqa: F401  (registers the scripted/ models with the model client)
 from craft_env.eval.run.progress import ProgressBar
 from craft_env.models.redact import Redactor
@@ -55,6 +59,8 @@ from craft_env.eval.results.table import table_row
 log = logging.getLogger(__name__)
 
 BUILDER = "builder"
+#: How ``config.json`` writes when a run was created.
+CREATED_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,7 @@ class AgentFactory:
                     redactor=redactor,
                     budget=self.budget,
                     log_prompts=settings.log_prompts,
+                    price_per_token=settings.token_price,
                     **options,
                 )
 
@@ -298,7 +305,7 @@ def env_options(spec: GameSpec, settings: RunSettings, text_observations: bool) 
         "text_observations": text_observations,
     }
     if settings.protocol != "craft":
-        options["protocol"] = settings.rules
+        options["protocol"] = settings.protocol
     if settings.seats != DEFAULT_SEATS:
         options["seats"] = settings.seats
     return options
@@ -376,6 +383,8 @@ async def play_game(
         fields = {"reason": str(stop), **_usage_fields(usage)}
         run_log.game_event("stopped", spec.index, spec.structure_id, attempt, u.turn, **fields)
         return GameResult(spec, "stopped", u.turn, usage=usage, error=str(stop))
+    except LogWriteError:  # the run cannot record (a full disk): it stops, like a killed process
+        raise
     except Exception as error:  # a bug must not take the other games down; it is logged and counted
         log.exception("game %s run %d crashed", spec.structure_id, spec.run)
         message = f"{type(error).__name__}: {error}"
@@ -405,11 +414,9 @@ async def play_game(
     return GameResult(spec, "done", u.turn, final, total)
 
 
-def _write_json(path: Path, data: Any, redactor: Redactor) -> None:
-    """Write JSON atomically (a kill leaves the old file or the new one, never half)."""
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(redactor(data), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+def write_json(path: Path, data: Any, redactor: Redactor) -> None:
+    """Write JSON atomically (``write_atomic``: the old file or the new one, never half, no temporary left)."""
+    write_atomic(path, json.dumps(redactor(data), indent=2, sort_keys=True) + "\n")
 
 
 def seed_cache(out: str | os.PathLike, source: str | os.PathLike) -> None:
@@ -440,8 +447,9 @@ def prepare_output(settings: RunSettings, resume: bool, redactor: Redactor) -> N
     if not config_path.exists():
         data = settings.to_dict()
         data["craft_env_version"] = __version__
-        data["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        _write_json(config_path, data, redactor)
+        data["created"] = time.strftime(CREATED_FORMAT)
+        data["dataset_sha256"] = structures_sha256(settings.load_structures())
+        write_json(config_path, data, redactor)
 
 
 def check_resume_protocol(config_path: Path, protocol: str) -> None:
@@ -467,18 +475,24 @@ def check_resume_seats(config_path: Path, seats: tuple[str, ...]) -> None:
         )
 
 
-def load_settings(out: str | os.PathLike) -> RunSettings:
-    """The settings saved in ``out/config.json`` (for ``--resume``)."""
-    path = Path(out) / CONFIG_NAME
-    if not path.exists():
-        raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
+def read_saved_config(path: Path) -> dict[str, Any]:
+    """The JSON object of run settings in ``path`` (a ``config.json``); ``ValueError`` naming it otherwise."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"{os.fspath(path)}: not a readable run config ({type(error).__name__})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{os.fspath(path)}: expected a JSON object of run settings")
-    missing = [name for name in RESULT_FIELDS if name not in data and name != "seats"]
+    return data
+
+
+def load_settings(out: str | os.PathLike) -> RunSettings:
+    """The settings saved in ``out/config.json`` (for ``--resume``)."""
+    path = Path(out) / CONFIG_NAME
+    if not path.exists():
+        raise ValueError(f"out: nothing to resume in {os.fspath(out)!r} (no {CONFIG_NAME})")
+    data = read_saved_config(path)
+    missing = [name for name in RESULT_FIELDS if name not in data and name not in ("seats", "shard")]
     if missing:
         raise ValueError(
             f"{os.fspath(path)}: the run's {', '.join(missing)} are not recorded; "
@@ -530,15 +544,32 @@ async def _run_one(
             results.append(result)
             progress.update(task, results)
 
+    games_in_flight = [asyncio.ensure_future(one(spec)) for spec in todo]
     try:
-        await asyncio.gather(*(one(spec) for spec in todo))
+        await asyncio.gather(*games_in_flight)
+    except BaseException:  # a full disk or an interrupt: the other games stop too, then the run does
+        for game in games_in_flight:
+            game.cancel()
+        await asyncio.gather(*games_in_flight, return_exceptions=True)
+        raise
     finally:
         run_log.close()
-    games = read_games(log_path)
-    selected = {(run, s.index) for s in specs}
-    done = [g for key, g in sorted(games.items()) if key in selected and g.status == "done"]
-    errored = len(specs) - len(done)
-    row = table_row(done, errored, settings.rules)
+    return write_summary(settings, run, specs, redactor, time.perf_counter() - started)
+
+
+def write_summary(
+    settings: RunSettings, run: int, specs: list[GameSpec], redactor: Redactor, seconds: float
+) -> dict[str, Any]:
+    """Write ``run_<run>/summary.json`` from the run's log and return it.
+
+    Table 1 of the games of ``specs`` that are done; every other game of
+    ``specs`` (errored, stopped, unfinished or not in the log) is counted as
+    errored and listed. ``seconds`` is the playing time it reports.
+    """
+    games = read_games(run_dir(settings.out, run) / LOG_NAME)
+    logged = [(spec, games.get((run, spec.index))) for spec in specs]
+    done = [game for _, game in logged if game is not None and game.status == "done"]
+    row = table_row(done, len(specs) - len(done), settings.rules)
     summary = {
         "run": run,
         "director_model": settings.director_model,
@@ -547,17 +578,17 @@ async def _run_one(
         "protocol": settings.protocol,
         "games": len(specs),
         "done": len(done),
-        "errored": errored,
+        "errored": len(specs) - len(done),
         "errors": [
-            {"structure_id": g.structure_id, "error": (g.marker or {}).get("error")}
-            for key, g in sorted(games.items())
-            if key in selected and g.status != "done"
+            {"structure_id": spec.structure_id, "error": ((game.marker or {}) if game else {}).get("error")}
+            for spec, game in logged
+            if game is None or game.status != "done"
         ],
-        "seconds_this_session": round(time.perf_counter() - started, 3),
+        "seconds_this_session": round(seconds, 3),
         "table": {k: v for k, v in row.items() if k != "taxonomy"},
         "taxonomy": row["taxonomy"],
     }
-    _write_json(run_dir(out, run) / SUMMARY_NAME, _finite(summary), redactor)
+    write_json(run_dir(settings.out, run) / SUMMARY_NAME, _finite(summary), redactor)
     return summary
 
 
@@ -572,18 +603,27 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _game_spec(settings: RunSettings, structures: list[Structure], run: int, index: int) -> GameSpec:
+    structure = structures[index]
+    return GameSpec(run, index, structure, structure.id or f"structure_{index + 1:03d}",
+                    game_seed(settings.seed, run, index))
+
+
 def game_specs(settings: RunSettings, run: int) -> list[GameSpec]:
+    """The games of run ``run`` that ``settings`` play (their shard's share of them under ``--shard``)."""
     structures = settings.load_structures()
-    return [
-        GameSpec(
-            run,
-            index,
-            structures[index],
-            structures[index].id or f"structure_{index + 1:03d}",
-            game_seed(settings.seed, run, index),
-        )
-        for index in settings.selected()
-    ]
+    return [_game_spec(settings, structures, game_run, index) for game_run, index in settings.games()
+            if game_run == run]
+
+
+def all_game_specs(settings: RunSettings) -> dict[int, list[GameSpec]]:
+    """``game_specs`` of every run that has a game (a shard may have none in some), the dataset read once:
+    a thousand runs cost what one does."""
+    structures = settings.load_structures()
+    specs: dict[int, list[GameSpec]] = {}
+    for run, index in settings.games():
+        specs.setdefault(run, []).append(_game_spec(settings, structures, run, index))
+    return dict(sorted(specs.items()))
 
 
 async def run_benchmark_async(
@@ -600,7 +640,7 @@ async def run_benchmark_async(
     ``seated``: agents that take given seats (see ``AgentFactory``).
     """
     redactor = redactor or Redactor()
-    specs = {run: game_specs(settings, run) for run in range(1, settings.runs + 1)}  # fails before writing
+    specs = all_game_specs(settings)  # built before anything is written, so bad settings fail first
     lock = RunLock(settings.out)
     cache = None
     try:
@@ -633,15 +673,18 @@ def run_benchmark(
     )
 
 
-def interrupted_note(out: str | os.PathLike) -> str:
-    """One line for an interrupted run: what its logs hold and how to finish it."""
+def interrupted_note(out: str | os.PathLike, cause: str = "interrupted") -> str:
+    """One line for a run that stopped early (``cause``: an interrupt, a full disk): what its logs hold and
+    how to finish it; no resume command when the run directory holds no run (it stopped before starting)."""
     out = Path(out)
+    if not (out / CONFIG_NAME).is_file():
+        return f"{cause}; nothing was saved (no run was started in {os.fspath(out)})"
     turns = games = 0
     for path in sorted(out.glob("run_*/" + "log.jsonl")):
         for record in read_jsonl(path):
             turns += record.get("kind") == "turn"
             games += record.get("kind") == "game" and record.get("event") == "done"
     return (
-        f"interrupted; {turns} turn(s) and {games} finished game(s) are saved in {os.fspath(out)}; "
+        f"{cause}; {turns} turn(s) and {games} finished game(s) are saved in {os.fspath(out)}; "
         f"finish with: craft-env run --resume --out {os.fspath(out)}"
     )

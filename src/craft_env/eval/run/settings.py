@@ -15,7 +15,8 @@ seats existed seated the default three. A bad value raises
 20; ``"craft"``: ours) or a structures file. ``protocol`` is ``"craft"``
 (default) or ``"paper"`` (``core.protocol``). ``builder_tools`` gives a
 model builder the ``simulate_move`` tool, at most ``max_tool_calls`` calls
-a turn (``agents.tools``).
+a turn (``agents.tools``). ``shard`` (``"I/N"``, default None: every
+game) makes the run play only its share of the games (``run.shard``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ from craft_env.core.protocol import get_protocol
 from craft_env.core.starts import STARTS, start_code
 from craft_env.core.views import ALL_SEATS, DEFAULT_SEATS, check_seats
 from craft_env.datasets import EVAL_SETS, load_dataset
+from craft_env.envs.config import MAX_ORACLE_N, MAX_TURNS
+from craft_env.eval.logs.games import MAX_RUNS
+from craft_env.eval.logs.outputs import output_dir
+from craft_env.eval.run.shard import canonical_shard, shard_games
+from craft_env.models.cost import TokenPrice
+from craft_env.models.llm import check_call_limits, check_number
 
 BUILT_IN = ("scripted", "random")
 #: Every seat a person may take; a run accepts the builder or one of its own ``seats``.
@@ -56,10 +63,20 @@ RESULT_FIELDS = (
     "builder_tools",
     "max_tool_calls",
     "seats",
+    "shard",
 )
+#: Upper bounds of settings that would otherwise waste time or money before failing (docs/robustness.md).
+MAX_TEMPERATURE = 100.0
+MAX_COST_USD = 1_000_000.0
 DEFAULT_DATASET = "paper"
 # The paper's budget of simulate_move calls per builder turn (docs/benchmark.md, "The paper's three conditions and the tool").
 DEFAULT_MAX_TOOL_CALLS = 3
+
+
+def _int_in(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name}: expected an int from {low:,} to {high:,}, got {value!r}")
+    return value
 
 
 def _positive_int(name: str, value: object, minimum: int = 1) -> int:
@@ -129,7 +146,9 @@ class RunSettings:
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
     max_cost: float | None = None
     log_prompts: bool = False
+    price_per_token: str | None = None
     seats: tuple[str, ...] = DEFAULT_SEATS
+    shard: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("director_model", "builder_model"):
@@ -138,12 +157,13 @@ class RunSettings:
                 raise ValueError(
                     f"{name}: expected 'scripted', 'random' or a litellm model string, got {value!r}"
                 )
+        output_dir(self.out, "out")
         self.structures = parse_structures(self.structures)
-        _positive_int("runs", self.runs)
-        _positive_int("turns", self.turns)
-        _positive_int("oracle_n", self.oracle_n, 0)
+        _int_in("runs", self.runs, 1, MAX_RUNS)
+        _int_in("turns", self.turns, 1, MAX_TURNS)
+        _int_in("oracle_n", self.oracle_n, 0, MAX_ORACLE_N)
         _positive_int("concurrency", self.concurrency)
-        _positive_int("num_retries", self.num_retries, 0)
+        check_call_limits(self.timeout, self.num_retries)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed: expected a non-negative int, got {self.seed!r}")
         self.seats = check_seats(self.seats)
@@ -155,17 +175,14 @@ class RunSettings:
             raise ValueError(f"person: expected None or one of {', '.join(people)}, got {self.person!r}")
         if self.director_order not in ("random", "fixed"):
             raise ValueError(f"director_order: expected 'random' or 'fixed', got {self.director_order!r}")
-        if self.temperature is not None and (
-            not isinstance(self.temperature, (int, float)) or self.temperature < 0
-        ):
-            raise ValueError(f"temperature: expected a number >= 0, got {self.temperature!r}")
+        if self.temperature is not None:
+            check_number("temperature", self.temperature, 0.0, MAX_TEMPERATURE)
         if self.max_tokens is not None:
             _positive_int("max_tokens", self.max_tokens)
-        if not isinstance(self.timeout, (int, float)) or self.timeout <= 0:
-            raise ValueError(f"timeout: expected a positive number of seconds, got {self.timeout!r}")
-        cost = self.max_cost
-        if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0):
-            raise ValueError(f"max_cost: expected a number of US dollars >= 0, got {self.max_cost!r}")
+        if self.max_cost is not None:
+            check_number("max_cost", self.max_cost, 0.0, MAX_COST_USD, " of US dollars")
+        if self.price_per_token is not None:
+            TokenPrice.parse(self.price_per_token)
         if self.dataset is None:
             self.dataset = DEFAULT_DATASET
         if self.dataset not in EVAL_SETS:
@@ -179,6 +196,12 @@ class RunSettings:
         if not isinstance(self.builder_tools, bool):
             raise ValueError(f"builder_tools: expected a bool, got {self.builder_tools!r}")
         _positive_int("max_tool_calls", self.max_tool_calls)
+        self.shard = canonical_shard(self.shard)
+
+    @property
+    def token_price(self) -> TokenPrice | None:
+        """``price_per_token`` read: the price of a model litellm cannot price (``models.cost``)."""
+        return None if self.price_per_token is None else TokenPrice.parse(self.price_per_token)
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -203,6 +226,11 @@ class RunSettings:
 
     def selected(self) -> list[int]:
         return list(range(len(self.load_structures()))) if self.structures is None else list(self.structures)
+
+    def games(self) -> list[tuple[int, int]]:
+        """The ``(run, structure index)`` games this run plays: every selected structure in every run, or the
+        share of them that its ``shard`` deals it."""
+        return shard_games(self.shard, self.runs, self.selected())
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -1,0 +1,14 @@
+"""``craft-env leaderboard``: every run side by side, beside the paper's published rows (docs/leaderboard.md).
+
+* ``entries``: one row per run directory or paper-log group, and its group
+  (dataset, protocol, condition); ``entryfile``: entries to share, checked;
+  ``published``: the paper's Table 1 rows; ``targets``: datasets and
+  complexity labels;
+* ``bands``: paired bootstrap rank bands; ``behaviour``: director behaviour
+  measures from logged turns;
+* ``board``: all of it as one dict; ``page`` (HTML), ``markdown``, and
+  ``command`` (the subcommand; its options in ``options``).
+
+Importing this package loads nothing: the CLI reads ``options`` to build
+its parser without loading the readers.
+"""

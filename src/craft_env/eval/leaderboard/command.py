@@ -1,0 +1,66 @@
+"""``craft-env leaderboard``: build a board (HTML, Markdown or JSON) or write one entry file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from craft_env.eval.leaderboard.board import BoardOptions, build_board
+from craft_env.eval.leaderboard.entryfile import write_entry
+from craft_env.eval.leaderboard.markdown import board_markdown
+from craft_env.eval.leaderboard.page import render_board
+
+DEFAULT_OUTPUT = {"html": "leaderboard.html", "md": "leaderboard.md", "json": "leaderboard.json"}
+
+
+def _pairs(values: list[str], option: str, left: str, right: str) -> list[tuple[str, str]]:
+    found = []
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name.strip() or not rest.strip():
+            raise ValueError(f"{option}: expected {left}={right}, got {value!r}")
+        found.append((name.strip(), rest.strip()))
+    return found
+
+
+def board_options(args: argparse.Namespace, output: Path) -> BoardOptions:
+    """The board's options from the command line (a bad value is a ``ValueError`` naming the option)."""
+    if args.samples < 100:
+        raise ValueError(f"--samples: expected at least 100, got {args.samples}")
+    return BoardOptions(
+        published=not args.no_published,
+        tags=_pairs(args.group, "--group", "NAME", "PATTERN"),
+        replays=dict(_pairs(args.replay, "--replay", "DIR", "FILE")),
+        with_replays=args.with_replays,
+        output=output,
+        samples=args.samples,
+        seed=args.seed,
+        title=args.title,
+    )
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    if args.entry:
+        if args.paths:
+            raise ValueError("--entry writes one entry file from one directory; give no other PATH")
+        if not args.output:
+            raise ValueError("--entry needs -o FILE, the entry file to write")
+        entry = write_entry(args.entry, args.output)
+        print(f"Wrote entry {entry.key} ({len(entry.games)} games) to {args.output}")
+        return 0
+    output = Path(args.output or DEFAULT_OUTPUT[args.format])
+    data = build_board(args.paths, board_options(args, output))
+    if args.format == "html":
+        text = render_board(data)
+    elif args.format == "md":
+        text = board_markdown(data)
+    else:
+        text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    output.write_text(text, encoding="utf-8")
+    size = len(text.encode("utf-8"))
+    print(
+        f"Wrote {len(data['entries'])} entries in {len(data['groups'])} group(s) to {output} "
+        f"({size / 1e6:.2f} MB)"
+    )
+    return 0

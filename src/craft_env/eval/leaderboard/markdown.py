@@ -1,0 +1,92 @@
+"""The board's main table and rank bands as Markdown (``--format md``), for a paper or a README.
+
+One section per group (same dataset, protocol and condition): rank, band,
+the entry, Table 1 with mean ± SEM, the complexity split where the group
+has one, and the 95% interval of the difference to the next entry. Text
+from logs (model names) is escaped so it stays text in any Markdown
+renderer: ``&``, ``<``, ``>``, ``|``, backticks, brackets and line breaks.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+_SPECIAL = re.compile(r"[\\`*_\[\]|<>&]")
+_ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def escape_cell(value: Any) -> str:
+    """``value`` as the text of one Markdown table cell (no markup, no line break, no column break)."""
+    text = " ".join(str(value).split())
+    return _SPECIAL.sub(lambda m: _ENTITY.get(m.group(), "\\" + m.group()), text)
+
+
+def _num(value: Any, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def _pm(mean: Any, sem: Any) -> str:
+    if mean is None:
+        return "—"
+    return _num(mean) if sem is None else f"{mean:.3f} ± {sem:.3f}"
+
+
+def _next(entry: dict[str, Any]) -> str:
+    found = entry.get("next")
+    if not found:
+        return ""
+    how = "paired" if found["method"] == "paired bootstrap" else "unpaired"
+    return f"{_num(found['diff'], True)} [{_num(found['low'], True)}, {_num(found['high'], True)}] {how}"
+
+
+def board_markdown(data: dict[str, Any]) -> str:
+    """The Markdown text of a board (``board.build_board``'s data)."""
+    by_key = {e["key"]: e for e in data["entries"]}
+    lines = [f"# {escape_cell(data['title'])}", ""]
+    for group in data["groups"]:
+        split = ["S", "M", "C"] if group["complexity"] else []
+        builder = ["Builder"] if data["show_builder"] else []
+        metrics = ["Prog.", "Comp.", "Pos. Acc.", "IoU", "Fail", "REMOVE", "Gap"]
+        headers = ["Rank", "Band", "Entry", *builder, "Games", *metrics, *split, "Δ to next [95% interval]"]
+        lines += [
+            f"## {escape_cell(group['label'])}",
+            "",
+            "| " + " | ".join(headers) + " |",
+            "|" + "---|" * len(headers),
+        ]
+        for key in group["entries"]:
+            e = by_key[key]
+            m = e["m"]
+            name = e["label"] + (" (published)" if e["kind"] == "published" else "")
+            cells = [
+                str(e["rank"]),
+                str(e["band"]),
+                escape_cell(name),
+                *([escape_cell(e["builder"] or "—")] if builder else []),
+                "—" if e["games"] is None else str(e["games"]),
+                *[
+                    _pm(m.get(k), m.get(k + "_sem"))
+                    for k in ("progress", "completion", "position_accuracy", "iou", "fail")
+                ],
+                _num(m.get("remove")),
+                _num(m.get("gap"), signed=e["kind"] != "published"),
+            ]
+            if split:
+                cells += [_num((e["split"] or {}).get(c)) for c in ("simple", "medium", "complex")]
+            cells.append(_next(e))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    legend = (
+        "Rank: 1 + the entries of the group better with the whole 95% interval of the difference in "
+        "progress above zero; a band holds neighbours whose interval contains zero. Paired: seeded bootstrap "
+        f"over shared structures ({data['bootstrap']['samples']} samples, runs resampled within); unpaired: "
+        "difference ± 1.96 √(SEM² + SEM²). — marks a value that does not exist for the row."
+    )
+    lines += [legend, ""]
+    if data["published"]["shown"]:
+        lines += [f"Published rows: {escape_cell(data['published']['citation'])}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""Model text made safe to keep and to show (docs/robustness.md, "Model text").
+
+* ``valid_unicode(text)``: every lone surrogate (``\\ud800``...: a code point
+  UTF-8 cannot encode, which JSON escapes and some model servers produce)
+  becomes U+FFFD. Applied once where text enters the package (the model
+  client, imported paper logs, a person's typing), so every reader and
+  writer downstream can encode what it holds.
+* ``printable(text)``: control characters written visibly (``\\x1b``,
+  ``\\x07``, ``\\u202e``), so model text printed to a terminal cannot set the
+  window title, clear the screen, move the cursor or reorder the line.
+  Applied by everything that prints model text to a terminal (the command
+  line's log handler through ``PrintableFormatter``); files keep the text
+  as it is.
+
+Both are one linear pass (a single-character class), whatever the text.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+__all__ = ["PrintableFormatter", "printable", "valid_unicode"]
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+# C0 controls except tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), and the bidirectional
+# embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069) that reorder a line on screen.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_OR_NEWLINE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def valid_unicode(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (the replacement character)."""
+    return _SURROGATE_RE.sub("\ufffd", text)
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, keep_newlines: bool = True) -> str:
+    """``text`` with control characters escaped for a terminal (newlines and tabs kept unless told)."""
+    return (_CONTROL_RE if keep_newlines else _CONTROL_OR_NEWLINE_RE).sub(_escaped, text)
+
+
+class PrintableFormatter(logging.Formatter):
+    """A log formatter for a terminal: the formatted record (message and traceback) passed through ``printable``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))

@@ -1,0 +1,166 @@
+"""``craft-env export DIR [DIR ...] --format sft|dpo -o OUT``: training data from run directories.
+
+Every finished game of every run in the directories is replayed
+(``replay``), each seat turn of the chosen seats becomes an SFT record
+(``sft``; those ``--keep`` selects, ``outcome``) or gives preference pairs
+(``dpo``), and the records are written as JSON Lines:
+
+    OUT/train.jsonl    every record, or the training targets' with a split
+    OUT/valid.jsonl    with ``--split-by structure``: the validation targets' (``split``)
+    OUT/export.json    what was exported: options, sources, counts
+
+Nothing is written when a directory cannot be exported (``ValueError``
+naming it and why): a run whose prompts cannot be rebuilt, a replay that
+departs from its log, a bad option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from craft_env.agents.prompts import PROMPT_VERSION
+from craft_env.core.views import ALL_SEATS
+from craft_env.models.jsonl import dumps
+from craft_env.train.clients import BUILDER
+from craft_env.train.dpo import builder_pair, director_pairs
+from craft_env.train.options import FORMATS, KEEP_RULES, SEATS, SPLIT_BY
+from craft_env.train.outcome import kept, turn_outcome
+from craft_env.train.replay import SeatTurn, open_run, replay_run
+from craft_env.train.sft import sft_record
+from craft_env.train.split import target_key, validation_targets
+
+TRAIN_NAME = "train.jsonl"
+VALID_NAME = "valid.jsonl"
+MANIFEST_NAME = "export.json"
+
+
+def _seats(seat: str) -> tuple[str, ...]:
+    if seat not in SEATS:
+        raise ValueError(f"seat: expected one of {', '.join(SEATS)}, got {seat!r}")
+    return ALL_SEATS if seat == "directors" else (seat,)
+
+
+def _check_options(fmt: str, keep: str, split_by: str | None, seed: int) -> None:
+    if fmt not in FORMATS:
+        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    if keep not in KEEP_RULES:
+        raise ValueError(f"keep: expected one of {', '.join(KEEP_RULES)}, got {keep!r}")
+    if fmt == "dpo" and keep != "all":
+        raise ValueError(f"keep: selects SFT turns; --format dpo pairs every turn, got {keep!r}")
+    if split_by is not None and split_by not in SPLIT_BY:
+        raise ValueError(f"split_by: expected one of {', '.join(SPLIT_BY)}, got {split_by!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed: expected an int, got {seed!r}")
+
+
+def training_records(
+    dirs: list[str | os.PathLike],
+    fmt: str,
+    seat: str = BUILDER,
+    keep: str = "all",
+    seed: int = 0,
+    with_think: bool = False,
+) -> tuple[list[tuple[SeatTurn, dict[str, Any]]], Counter]:
+    """``([(seat turn, record)], counts)`` for the directories (see the module docstring)."""
+    seats = _seats(seat)
+    _check_options(fmt, keep, None, seed)
+    runs = [open_run(path) for path in dirs]
+    counts: Counter = Counter()
+    records: list[tuple[SeatTurn, dict[str, Any]]] = []
+    director_turns: list[tuple[SeatTurn, dict[str, Any]]] = []
+    for run in runs:
+        for turn in replay_run(run):
+            counts["seat turns replayed"] += 1
+            if turn.seat not in seats:
+                continue
+            outcome = turn_outcome(turn)
+            counts[f"prompts {turn.prompt}"] += 1
+            if fmt == "sft":
+                if kept(turn, outcome, keep):
+                    records.append((turn, sft_record(turn, outcome, with_think)))
+            elif turn.seat == BUILDER:
+                pair = builder_pair(turn, outcome, seed, with_think)
+                if pair is not None:
+                    records.append((turn, pair))
+            else:
+                director_turns.append((turn, outcome))
+    records.extend(director_pairs(director_turns, with_think))
+    for _, record in records:
+        counts[f"pairs {record['meta']['pair']['kind']}" if fmt == "dpo" else "records"] += 1
+    return records, counts
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(dumps(record) + "\n")
+
+
+def export_training_data(
+    dirs: list[str | os.PathLike],
+    fmt: str,
+    out: str | os.PathLike,
+    seat: str = BUILDER,
+    keep: str = "all",
+    split_by: str | None = None,
+    valid: float = 0.2,
+    seed: int = 0,
+    with_think: bool = False,
+) -> dict[str, Any]:
+    """Write ``OUT/train.jsonl`` (and ``valid.jsonl``) and ``OUT/export.json``; return the manifest."""
+    _check_options(fmt, keep, split_by, seed)
+    if split_by is not None:
+        validation_targets(set(), valid, seed)  # a bad fraction fails before any replay
+    records, counts = training_records(dirs, fmt, seat, keep, seed, with_think)
+    keys = {id(turn.target): target_key(turn.target) for turn, _ in records}
+    held_out = validation_targets(set(keys.values()), valid, seed) if split_by else set()
+    train = [record for turn, record in records if keys[id(turn.target)] not in held_out]
+    valid_records = [record for turn, record in records if keys[id(turn.target)] in held_out]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out / TRAIN_NAME, train)
+    if split_by:
+        _write(out / VALID_NAME, valid_records)
+    manifest = {
+        "format": fmt,
+        "seat": seat,
+        "keep": keep,
+        "with_think": with_think,
+        "split_by": split_by,
+        "valid": valid if split_by else None,
+        "seed": seed,
+        "prompt_version": PROMPT_VERSION,
+        "sources": [Path(path).name for path in dirs],
+        "records": {"train": len(train), **({"valid": len(valid_records)} if split_by else {})},
+        "targets": {
+            "train": len({keys[id(t.target)] for t, _ in records} - held_out),
+            **({"valid": len(held_out)} if split_by else {}),
+        },
+        "counts": dict(sorted(counts.items())),
+    }
+    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def cmd_training_export(args: argparse.Namespace) -> int:
+    """``craft-env export --format sft|dpo`` (options: ``options.add_training_export_options``)."""
+    manifest = export_training_data(
+        args.dirs,
+        args.format,
+        args.output,
+        seat=args.seat,
+        keep=args.keep,
+        split_by=args.split_by,
+        valid=args.valid,
+        seed=args.seed,
+        with_think=args.with_think,
+    )
+    counts = manifest["records"]
+    split = f", {counts['valid']} in {VALID_NAME}" if "valid" in counts else ""
+    print(f"Wrote {counts['train']} {args.format} record(s) in {Path(args.output) / TRAIN_NAME}{split}")
+    return 0

@@ -1,0 +1,367 @@
+"""``craft_env.text_env(...)``: one seat of CRAFT played by text, for LLM reinforcement learning.
+
+``reset(seed)`` returns the chat (system and user messages) the seat's model
+would receive; ``step(reply)`` reads the reply exactly as a benchmark run
+does, plays it, lets the other seats act, and returns the seat's next chat,
+the reward, termination, truncation and the engine's verdict::
+
+    env = craft_env.text_env(seat="builder", others="scripted", oracle_n=5)
+    messages, info = env.reset(seed=0)
+    while messages is not None:
+        messages, reward, terminated, truncated, info = env.step(my_model(messages))
+
+It is the runner itself (``docs/benchmark.md``): each game is
+``eval.runner.play_game`` with the settings a run would have, the other
+seats are the run's agents (``scripted``, ``random`` or any litellm model,
+``AgentFactory``), and the learner's seat is the language-model agent
+(``agents.llm``) whose client waits for ``step``'s reply
+(``clients.SeatClient``): the prompts, the reply reading and the game are
+the benchmark's, with no second copy. ``num_envs=B`` plays B games and
+steps them with one call (``BatchedTextEnv``); they run concurrently on one
+event loop, so other seats played by remote models wait in parallel.
+
+``info`` after a step: ``turn``, the last turn's ``legal``, ``reason``,
+``optimal``, ``move``, ``question``, ``distance`` and ``progress``; ``sent``
+(what the reply became for the environment: a builder's move line or
+question, a director's message), ``reply_reason`` (what the reader found
+wrong with the reply, if anything), ``intent`` (a director's message as the
+environment understood it), ``turns`` (the turn records, as a run logs
+them) and ``error`` (a model call of another seat failed for good: the
+episode is truncated). Rewards: ``rewards``.
+
+Games: ``dataset`` (``"paper"``, ``"craft"`` or a structures file, as
+``craft-env run --dataset``) and ``structure`` (an index into it; default
+``seed % len(dataset)``); ``reset(seed, structure=None, run=1)`` may name
+both (``run`` fixes the directors' archetypes, as a run's number does).
+Further keywords are the run's: ``max_turns``, ``start``,
+``director_order``, ``seats``, and for model seats ``api_base``,
+``temperature``, ``max_tokens``, ``timeout``, ``num_retries``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+from craft_env.agents.llm import LLMBuilder, LLMDirector
+from craft_env.eval.run.runner import AgentFactory, GameSpec, game_specs, play_game
+from craft_env.eval.run.settings import RunSettings
+from craft_env.models.redact import Redactor
+from craft_env.train.clients import BUILDER, SeatClient
+from craft_env.train.recorder import TurnRecorder
+from craft_env.train.rewards import check_reward, turn_reward
+
+#: ``text_env`` keywords that are the run's settings under another name, and the ones passed as they are.
+RENAMED = {"max_turns": "turns"}
+RUN_OPTIONS = (
+    "start",
+    "director_order",
+    "seats",
+    "api_base",
+    "temperature",
+    "max_tokens",
+    "timeout",
+    "num_retries",
+)
+
+Messages = list[dict[str, Any]]
+
+
+def text_settings(
+    others: str, protocol: str, oracle_n: int, dataset: str, options: dict[str, Any]
+) -> RunSettings:
+    """The ``RunSettings`` of the text environment's games (``ValueError`` naming a bad keyword)."""
+    unknown = sorted(set(options) - set(RENAMED) - set(RUN_OPTIONS))
+    if unknown:
+        allowed = ", ".join([*RENAMED, *RUN_OPTIONS])
+        raise ValueError(f"{unknown[0]}: not an option of text_env (expected one of {allowed})")
+    fields = {RENAMED.get(name, name): value for name, value in options.items()}
+    return RunSettings(
+        out="",
+        director_model=others,
+        builder_model=others,
+        dataset=dataset,
+        protocol=protocol,
+        oracle_n=oracle_n,
+        runs=1,
+        **fields,
+    )
+
+
+class _Slot:
+    """One game: its task on the loop, the learner's client, the recorder, and the signal that it waits."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task | None = None
+        self.client: SeatClient | None = None
+        self.recorder = TurnRecorder()
+        self.ready: asyncio.Future | None = None
+        self.spec: GameSpec | None = None
+        self.done = True
+
+    def signal(self) -> None:
+        if self.ready is not None and not self.ready.done():
+            self.ready.set_result(None)
+
+
+class BatchedTextEnv:
+    """``num_envs`` games of one seat, stepped together (see the module docstring)."""
+
+    def __init__(
+        self,
+        num_envs: int,
+        seat: str = BUILDER,
+        others: str = "scripted",
+        protocol: str = "craft",
+        oracle_n: int = 5,
+        dataset: str = "paper",
+        structure: int | None = None,
+        reward: str = "progress_delta",
+        failed_turn_penalty: float = 0.0,
+        **options: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs: expected an int >= 1, got {num_envs!r}")
+        self.settings = text_settings(others, protocol, oracle_n, dataset, options)
+        seats = (BUILDER, *self.settings.seats)
+        if seat not in seats:
+            raise ValueError(f"seat: expected one of {', '.join(seats)}, got {seat!r}")
+        self.seat = seat
+        self.reward = check_reward(reward)
+        self.failed_turn_penalty = float(failed_turn_penalty)
+        self._specs = {spec.index: spec for spec in game_specs(self.settings, 1)}
+        if structure is not None and structure not in self._specs:
+            raise ValueError(
+                f"structure: expected an index into the dataset (0..{len(self._specs) - 1}), "
+                f"got {structure!r}"
+            )
+        self.structure = structure
+        self.num_envs = num_envs
+        self._loop = asyncio.new_event_loop()
+        self._redactor = Redactor()
+        self._slots = [_Slot() for _ in range(num_envs)]
+
+    # ------------------------------------------------------------------ games
+
+    def _spec(self, seed: int, structure: int | None, run: int) -> GameSpec:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
+        index = structure if structure is not None else self.structure
+        index = seed % len(self._specs) if index is None else index
+        if index not in self._specs:
+            raise ValueError(
+                f"structure: expected an index into the dataset (0..{len(self._specs) - 1}), got {index!r}"
+            )
+        return dataclasses.replace(self._specs[index], seed=seed, run=run)
+
+    def _agent(self, client: SeatClient) -> Any:
+        return LLMBuilder(client) if self.seat == BUILDER else LLMDirector(client)
+
+    def _start(self, slot: _Slot, spec: GameSpec) -> None:
+        self._stop(slot)
+        slot.recorder = TurnRecorder()
+        slot.client = SeatClient(slot.signal)
+        slot.spec, slot.done = spec, False
+        slot.ready = self._loop.create_future()
+        factory = AgentFactory(
+            self.settings, None, self._redactor, seated={self.seat: self._agent(slot.client)}
+        )
+        slot.task = self._loop.create_task(play_game(spec, self.settings, factory, slot.recorder, 1))
+        slot.task.add_done_callback(lambda _: slot.signal())
+
+    def _stop(self, slot: _Slot) -> None:
+        if slot.task is not None and not slot.task.done():
+            slot.task.cancel()
+            self._loop.run_until_complete(asyncio.wait([slot.task]))
+        slot.task = None
+
+    def _settle(self, slots: list[_Slot]) -> None:
+        """Run the games until each waits for the learner's reply or has ended."""
+        waiting = [slot.ready for slot in slots if slot.ready is not None]
+        if waiting:
+            self._loop.run_until_complete(asyncio.wait(waiting))
+
+    @property
+    def done(self) -> list[bool]:
+        """Which games have ended (they take ``None`` as their reply until the next ``reset``)."""
+        return [slot.done for slot in self._slots]
+
+    def _messages(self, slot: _Slot) -> Messages | None:
+        return None if slot.client is None or slot.client.pending is None else slot.client.pending.messages
+
+    def _game_info(self, slot: _Slot) -> dict[str, Any]:
+        spec = slot.spec
+        return {
+            "structure_id": spec.structure_id,
+            "structure_index": spec.index,
+            "run": spec.run,
+            "seed": spec.seed,
+        }
+
+    # ------------------------------------------------------------------- API
+
+    def reset(
+        self, seed: int | list[int] = 0, structure: int | list[int | None] | None = None, run: int = 1
+    ) -> tuple[list[Messages | None], list[dict[str, Any]]]:
+        """Start every game; ``seed`` is one seed per game, or the first of ``seed, seed + 1, ...``."""
+        seeds = list(seed) if isinstance(seed, (list, tuple)) else [seed + k for k in range(self.num_envs)]
+        structures = list(structure) if isinstance(structure, (list, tuple)) else [structure] * self.num_envs
+        if len(seeds) != self.num_envs or len(structures) != self.num_envs:
+            raise ValueError(f"seed: expected {self.num_envs} seeds (one per game), got {len(seeds)}")
+        specs = [self._spec(s, index, run) for s, index in zip(seeds, structures)]
+        for slot, spec in zip(self._slots, specs):
+            self._start(slot, spec)
+        self._settle(self._slots)
+        observations, infos = [], []
+        for slot in self._slots:
+            info = self._game_info(slot)
+            self._finish(slot, info)
+            observations.append(self._messages(slot))
+            infos.append(info)
+        return observations, infos
+
+    def step(
+        self, replies: list[str | None]
+    ) -> tuple[list[Messages | None], list[float], list[bool], list[bool], list[dict[str, Any]]]:
+        """Answer every waiting game (ended games take ``None``); play on until each waits again."""
+        if len(replies) != self.num_envs:
+            raise ValueError(f"replies: expected {self.num_envs} (one per game), got {len(replies)}")
+        active = [slot for slot in self._slots if not slot.done]
+        for slot, reply in zip(self._slots, replies):
+            if not slot.done and not isinstance(reply, str):
+                raise ValueError(
+                    f"replies: expected text for every game still playing, got {type(reply).__name__}"
+                )
+        for slot, reply in zip(self._slots, replies):
+            if not slot.done:
+                slot.ready = self._loop.create_future()
+                slot.client.answer(reply)
+        self._settle(active)
+        results = [self._result(slot, slot in active) for slot in self._slots]
+        return tuple(list(column) for column in zip(*results))  # type: ignore[return-value]
+
+    def _result(
+        self, slot: _Slot, stepped: bool
+    ) -> tuple[Messages | None, float, bool, bool, dict[str, Any]]:
+        info = self._game_info(slot)
+        if not stepped:
+            return None, 0.0, False, False, info
+        turns = slot.recorder.take_turns()
+        reward = sum(
+            turn_reward(
+                record, slot.spec.structure, self.reward, self.settings.protocol, self.failed_turn_penalty
+            )
+            for record in turns
+        )
+        info.update(self._verdict(turns))
+        terminated, truncated = self._finish(slot, info)
+        return self._messages(slot), reward, terminated, truncated, info
+
+    def _verdict(self, turns: list[dict[str, Any]]) -> dict[str, Any]:
+        """What the engine made of the turns since the last reply (the module docstring's ``info``)."""
+        if not turns:
+            return {"turns": []}
+        last = turns[-1]
+        verdict = {
+            "turn": last["turn_number"],
+            **{name: last.get(name) for name in ("legal", "reason", "optimal", "move", "question")},
+            "distance": last["progress_data"]["distance"],
+            "progress": last["progress_data"]["progress"],
+            "turns": turns,
+        }
+        if self.seat == BUILDER:
+            builder = last.get("builder") or {}
+            verdict.update(sent=builder.get("sent"), reply_reason=builder.get("reason"))
+            return verdict
+        spoken = [
+            entry for entry in turns[0].get("director_responses") or () if entry.get("director") == self.seat
+        ]
+        if spoken:
+            verdict.update(
+                sent=spoken[-1].get("message"),
+                reply_reason=spoken[-1].get("reason"),
+                intent=spoken[-1].get("intent"),
+            )
+        return verdict
+
+    def _finish(self, slot: _Slot, info: dict[str, Any]) -> tuple[bool, bool]:
+        """``(terminated, truncated)``; marks an ended game done and notes an error in ``info``."""
+        ended = slot.recorder.ended
+        if ended is None and self._messages(slot) is not None:
+            return False, False
+        slot.done = True
+        ended = ended or {}
+        if ended.get("event") == "done":
+            completed = bool(ended.get("completed"))
+            return completed, not completed
+        info["error"] = ended.get("error") or ended.get("reason") or "the game ended without a result"
+        return False, True
+
+    def close(self) -> None:
+        """Stop every game and close the event loop."""
+        for slot in self._slots:
+            self._stop(slot)
+        self._loop.close()
+
+    def __enter__(self) -> BatchedTextEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class TextEnv:
+    """One game of one seat (``BatchedTextEnv`` with one game, unbatched)."""
+
+    def __init__(self, **options: Any) -> None:
+        self.batch = BatchedTextEnv(1, **options)
+
+    @property
+    def seat(self) -> str:
+        return self.batch.seat
+
+    @property
+    def settings(self) -> RunSettings:
+        return self.batch.settings
+
+    def reset(
+        self, seed: int = 0, structure: int | None = None, run: int = 1
+    ) -> tuple[Messages | None, dict]:
+        observations, infos = self.batch.reset([seed], [structure], run)
+        return observations[0], infos[0]
+
+    def step(self, reply: str) -> tuple[Messages | None, float, bool, bool, dict[str, Any]]:
+        """Play ``reply``; ``ValueError`` once the game has ended (call ``reset``)."""
+        if self.batch.done[0]:
+            raise ValueError("step: the game has ended; call reset() to start another")
+        observations, rewards, terminated, truncated, infos = self.batch.step([reply])
+        return observations[0], rewards[0], terminated[0], truncated[0], infos[0]
+
+    def close(self) -> None:
+        self.batch.close()
+
+    def __enter__(self) -> TextEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def text_env(
+    seat: str = BUILDER,
+    others: str = "scripted",
+    protocol: str = "craft",
+    oracle_n: int = 5,
+    num_envs: int | None = None,
+    **options: Any,
+) -> TextEnv | BatchedTextEnv:
+    """A text environment for ``seat`` (``TextEnv``; with ``num_envs``, ``BatchedTextEnv``).
+
+    ``others`` plays every other seat: ``scripted`` (default), ``random`` or
+    a litellm model (``openai/gpt-4o-mini``). ``oracle_n`` candidates are
+    shown to the builder (0: none). Further keywords: the module docstring.
+    """
+    if num_envs is None:
+        return TextEnv(seat=seat, others=others, protocol=protocol, oracle_n=oracle_n, **options)
+    return BatchedTextEnv(num_envs, seat=seat, others=others, protocol=protocol, oracle_n=oracle_n, **options)

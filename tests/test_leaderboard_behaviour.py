@@ -1,0 +1,196 @@
+"""Director behaviour measures (craft_env.eval.leaderboard.behaviour) on hand-written turns.
+
+Each turn below is written out the way the runner logs it (only the fields
+the measures read), so the expected counts can be checked by eye.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from craft_env.eval.leaderboard.behaviour import (
+    BehaviourCounts,
+    game_behaviour,
+    measures,
+    repeats,
+    total,
+)
+from craft_env.text import named_information
+
+
+def turn(number, messages, thinks=None, executed=True, progress=0.0):
+    """One logged turn: ``messages`` maps seat -> message (None: the seat said nothing usable)."""
+    thinks = thinks or {}
+    return {
+        "turn_number": number,
+        "director_responses": [
+            {"director": seat, "message": message, "think": thinks.get(seat)}
+            for seat, message in messages.items()
+        ],
+        "executed": executed,
+        "progress_data": {"progress": progress},
+    }
+
+
+INSTRUCTION = "put a small red block on my left column, bottom layer"
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        (INSTRUCTION, {"block", "position", "layer"}),
+        ("place gs (0,0) L0", {"block", "position", "layer"}),
+        ("Great teamwork, everyone!", set()),
+        ("Nothing to add from me.", set()),
+        ("we still need more blue", {"block"}),
+        ("the middle layer looks wrong", {"layer"}),  # "middle" of a layer phrase is not a column
+        ("check (1,2) again", {"position"}),
+        ("2nd from left is off", {"position"}),
+        ("a large one", {"block"}),
+        ("", set()),
+    ],
+)
+def test_named_information_reads_the_directors_vocabulary(text, kinds):
+    assert named_information(text) == frozenset(kinds)
+
+
+@given(st.text(max_size=300))
+def test_named_information_reads_any_text_into_the_three_kinds(text):
+    found = named_information(text)
+    assert found <= {"block", "position", "layer"}
+    assert named_information(text + " (0,0) L1 red") == {"block", "position", "layer"}
+
+
+def test_named_information_never_raises_on_odd_input():
+    assert named_information(None) == frozenset()
+    assert named_information(12) == frozenset()
+    assert named_information("(" * 10_000 + "red") == frozenset({"block"})
+
+
+def test_chatter_counts_messages_that_name_nothing_and_skips_silence():
+    turns = [
+        turn(1, {"D1": INSTRUCTION, "D2": "Great teamwork!", "D3": "Nothing to add from me."}),
+        turn(2, {"D1": "   ", "D2": None, "D3": "blue on top"}),
+    ]
+    counts = game_behaviour(turns)
+    assert (counts.messages, counts.chatter) == (4, 2)  # "   " and None are silence, not chatter
+    assert measures(counts)["chatter"] == 0.5
+
+
+def test_broken_record_only_after_a_turn_that_left_the_board_unchanged():
+    turns = [
+        turn(1, {"D1": INSTRUCTION, "D2": "remove the top block on my right", "D3": None}, executed=False),
+        # board unchanged: D1 repeats itself word for word, D2 says something new, D3 did not speak on turn 1
+        turn(2, {"D1": INSTRUCTION, "D2": "add a large green block in my middle column", "D3": INSTRUCTION}),
+        # turn 2's move was executed: nothing on turn 3 can be a broken record
+        turn(3, {"D1": INSTRUCTION, "D2": "add a large green block in my middle column", "D3": INSTRUCTION}),
+    ]
+    counts = game_behaviour(turns)
+    assert (counts.repeat_chances, counts.repeats) == (2, 1)
+    assert measures(counts)["broken_record"] == 0.5
+
+
+def test_a_rephrasing_with_the_same_words_is_a_repeat_and_a_new_instruction_is_not():
+    assert repeats(
+        "Bottom layer, my left column: a small red block please", INSTRUCTION.replace("put ", "please ")
+    )
+    assert repeats(INSTRUCTION + "!", INSTRUCTION)
+    assert not repeats(INSTRUCTION, "put a small red block on my right column, top layer")
+    assert not repeats("", INSTRUCTION)
+
+
+def test_a_seat_that_spoke_twice_in_one_turn_is_compared_by_its_last_message():
+    first = turn(1, {"D1": "blue on the left"}, executed=False)
+    first["director_responses"].append({"director": "D1", "message": INSTRUCTION, "think": None})
+    counts = game_behaviour([first, turn(2, {"D1": INSTRUCTION})])
+    assert (counts.repeat_chances, counts.repeats) == (1, 1)
+
+
+def test_grounding_reads_think_or_message_and_needs_a_position():
+    turns = [
+        turn(
+            1,
+            {"D1": "blue please", "D2": "my left column, bottom layer", "D3": "bottom layer"},
+            thinks={"D1": "the gap is at (1,2)", "D3": "layer 1 is full"},
+        ),
+        turn(2, {"D1": None, "D2": None}, thinks={"D1": None, "D2": "the right column is done"}),
+    ]
+    counts = game_behaviour(turns)
+    # replies with text: D1, D2, D3 on turn 1, D2 (think only) on turn 2; D1 on turn 2 has no text at all
+    assert (counts.replies, counts.grounded) == (4, 3)
+    assert measures(counts)["grounding"] == 0.75
+
+
+def test_recovery_counts_stalls_after_turn_one_that_have_a_next_turn():
+    progress = [0.1, 0.1, 0.2, 0.15, 0.15, 0.15]
+    turns = [turn(k + 1, {"D1": INSTRUCTION}, progress=p) for k, p in enumerate(progress)]
+    counts = game_behaviour(turns)
+    # stalls: turn 2 (0.1 -> 0.1; next rises: recovered), turn 4 (fell; next flat: not), turn 5 (flat; next
+    # flat: not); turn 6 stalls too but no turn follows it, and turn 1 has no turn before it
+    assert (counts.stalls, counts.recoveries) == (3, 1)
+    assert measures(counts)["recovery"] == pytest.approx(1 / 3)
+
+
+def test_a_turn_without_progress_data_is_left_out_of_recovery():
+    turns = [turn(1, {}, progress=0.1), turn(2, {}, progress=0.1), turn(3, {}, progress=0.3)]
+    turns[1]["progress_data"] = {}
+    assert game_behaviour(turns).stalls == 0
+
+
+def test_overthink_is_think_characters_over_message_characters():
+    turns = [turn(1, {"D1": "ab", "D2": "cd"}, thinks={"D1": "abcdefgh"})]
+    counts = game_behaviour(turns)
+    assert (counts.think_chars, counts.message_chars) == (8, 4)
+    assert measures(counts)["overthink"] == 2.0
+
+
+def test_empty_denominators_are_nan_never_zero_and_teammate_averages_what_is_defined():
+    assert all(math.isnan(v) for v in measures(BehaviourCounts()).values())
+    # one informative message, grounded; no unchanged-board turn, no stall: only chatter and grounding defined
+    counts = game_behaviour([turn(1, {"D1": INSTRUCTION})])
+    found = measures(counts)
+    assert math.isnan(found["broken_record"]) and math.isnan(found["recovery"])
+    assert found["chatter"] == 0.0 and found["grounding"] == 1.0
+    assert found["teammate"] == 1.0
+
+
+def test_teammate_is_the_mean_of_the_four_parts():
+    counts = BehaviourCounts(
+        messages=4,
+        chatter=1,
+        repeat_chances=2,
+        repeats=1,
+        replies=4,
+        grounded=2,
+        stalls=4,
+        recoveries=1,
+        think_chars=0,
+        message_chars=10,
+    )
+    found = measures(counts)
+    assert found["teammate"] == pytest.approx(((1 - 0.25) + (1 - 0.5) + 0.5 + 0.25) / 4)
+    assert found["overthink"] == 0.0
+
+
+def test_counts_pool_by_adding_and_survive_plain_data():
+    a = game_behaviour(
+        [turn(1, {"D1": INSTRUCTION, "D2": "hi"}, executed=False), turn(2, {"D1": INSTRUCTION})]
+    )
+    b = game_behaviour([turn(1, {"D1": "(0,0)"}, thinks={"D1": "xyz"})])
+    pooled = total([a, b])
+    assert pooled.messages == a.messages + b.messages and pooled.repeats == a.repeats + b.repeats
+    assert BehaviourCounts.from_dict(pooled.as_dict()) == pooled
+    with pytest.raises(ValueError, match=r"behaviour\.chatter: expected a count"):
+        BehaviourCounts.from_dict({**pooled.as_dict(), "chatter": -1})
+    with pytest.raises(ValueError, match=r"behaviour\.stalls"):
+        BehaviourCounts.from_dict({k: v for k, v in pooled.as_dict().items() if k != "stalls"})
+
+
+def test_odd_turn_records_are_read_without_error():
+    odd = [{"turn_number": 1}, {"director_responses": "not a list"}, {"director_responses": [None, 3, {}]}]
+    counts = game_behaviour(odd)
+    assert counts == BehaviourCounts()
