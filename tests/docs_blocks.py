@@ -6,15 +6,18 @@
 (``set -eo pipefail``), and every ``python`` block by one Python process per page (the page's blocks share
 one namespace, in page order, as a reader's session would). A page's blocks run in order in a work
 directory of their own, which holds the repository's top-level entries as links (so ``examples/...`` and
-``benchmarks/...`` resolve) and the files of the table below. In a ``console`` block the lines starting
-with ``$ `` are run and the other lines are output the page promises: each must appear in the real output,
-in order, spaces collapsed, ``...`` standing for any text. Every command must succeed. Blocks with another
-tag (or none) show output or formats and are not run. ``craft-env`` runs the code under test (the
-``craft_env`` the tests import); ``python`` is the tests' interpreter; ``pip`` refuses.
+``benchmarks/...`` resolve) and the files of the table below; two pages run at a time. In a ``console``
+block the lines starting with ``$ `` are run and the other lines are output the page promises: each must
+appear in the real output, in order, spaces collapsed, ``...`` standing for any text. Every command must
+succeed (a failing ``craft-env`` anywhere in a block, ``a && b`` included, fails it), within
+``BLOCK_TIMEOUT_S``. Blocks with another tag show output or formats and are not run; an untagged block of
+commands is an error. ``craft-env`` runs the code under test (the ``craft_env`` the tests import), ``python``
+is the tests' interpreter, ``pip`` refuses. A python block that imports a module that is not installed
+(``ray``) is skipped, naming it. A shell block that two pages hold word for word runs once.
 
 **Placeholders** (``PLACEHOLDERS``, the one table of them) resolve to a small run made once for the session
-(``craft-env run --structures 0,1,2,3 --no-plots``: the paper's set, 4 games of 20 turns, scripted team),
-copied into every page's work directory:
+(``SESSION_RUN``: the paper's set, 4 games of 20 turns, the scripted team), copied into every page's work
+directory:
 
 ============================  ======================================================================
 in a block                    runs as
@@ -22,13 +25,15 @@ in a block                    runs as
 ``runs/<timestamp>``          ``runs/docs-run`` (the small run), also ``runs/<ts>``
 ``DIR``, ``RUN_DIR...``       ``runs/docs-run``
 ``M``                         ``scripted/team`` (the offline litellm provider: the whole model path)
-``FILE``                      ``structures.json`` (8 generated structures, in the work directory)
-``craft_results/``            the paper's result-log layout: the small run exported with ``--format paper``
+``FILE``                      ``structures.json`` (8 generated structures)
+``craft_results/``            a directory of the paper's result logs: the small run and a run without
+                              the oracle, exported with ``--format paper``
 ============================  ======================================================================
 
-Only the path placeholders (the first row) apply in ``python`` blocks. To keep the test fast, a
-``craft-env run`` that picks no ``--structures`` and neither resumes nor replays plays ``--structures 0,1``
-(``SHRUNK_RUN``); every other flag is as documented.
+Only the path placeholders (the first row) apply in ``python`` blocks. To keep the test fast every
+``craft-env`` command skips its plots (plots have tests of their own), and a ``craft-env run`` that neither
+resumes nor replays plays ``SHRUNK_RUN`` when it picks no structures and ``SHRUNK_MODEL_TURNS`` when a model
+plays and it sets no turns (``cheaper``); every other flag is as documented.
 
 **Directives**, in an HTML comment on the lines just before a block (a reader of the rendered page does not
 see them):
@@ -40,11 +45,16 @@ see them):
   the page leaves to the reader (``my_builder``, ``s, i, k``).
 
 **Static checks** of every page, run or not: each ``craft-env SUBCOMMAND --flag`` in any block or inline
-code span names a subcommand and flags of the real parser (``craft_env.cli.build_parser``; a literal value
-of a flag with choices, ``a|b`` alternatives included, must be one of them); ``--game ID`` of a transcript
-names a game of the small run's dataset; repository paths (``tests/test_x.py``, ``examples/...``,
-``craft_env/agents/prompts.py``, ``eval/run/play.py``) exist; a skipped ``python`` block compiles and its
-``craft_env`` imports resolve; a block that is run installs nothing.
+code span (a command starts a line or a span, or follows ``&&``, ``|``, ``;`` or ``$ ``) names a subcommand
+and flags of the real parser (``craft_env.cli.build_parser``; a literal value of a flag with choices, ``a|b``
+alternatives included, must be one of them); ``--game ID`` of a transcript names a game of the small run's
+dataset; repository paths (``tests/test_x.py``, ``examples/...``, ``craft_env/agents/prompts.py``,
+``eval/run/play.py``) exist; a skipped ``python`` block compiles and its ``craft_env`` imports resolve; a
+block that is run installs nothing.
+
+**A failure** names the page, the block's line, the command's line and the command as written and as run,
+its exit status and the last ``OUTPUT_TAIL`` lines of its output (for python, the traceback, whose line
+numbers are the page's).
 """
 
 from __future__ import annotations
@@ -84,7 +94,7 @@ RUN_NAME = "runs/docs-run"
 SESSION_RUN = ("run", "--structures", "0,1,2,3", "--no-progress", "--no-plots")
 #: What a ``craft-env run`` that picks no structures and neither resumes nor replays plays instead of all.
 SHRUNK_RUN = ("--structures", "0")
-#: What a shrunk run in which a model plays (a model name has a "/": ``scripted/team``) plays instead of 20 turns.
+#: The turns of a shrunk run in which a model plays (a model name has a "/": ``scripted/team``).
 SHRUNK_MODEL_TURNS = ("--turns", "4")
 #: ``(pattern, replacement, also in python blocks)``: every placeholder a documented command may hold.
 PLACEHOLDERS: tuple[tuple[str, str, bool], ...] = (
@@ -165,48 +175,37 @@ def read_page(path: Path) -> Page:
     blocks: list[Block] = []
     prose = list(lines)
     pending: dict[str, str] = {}
-    pending_line = 0
-    i = 0
+    pending_line = i = 0
     while i < len(lines):
-        line = lines[i]
-        directive = DIRECTIVE.match(line) if line.lstrip().startswith("<!--") else None
-        if directive:
-            start = i
-            text = line
-            while "-->" not in text and i + 1 < len(lines):
-                i += 1
-                text += "\n" + lines[i]
-            if "-->" not in text:
-                raise DocsError(f"{page_name(path)}:{start + 1}: docs-test directive never closed (-->)")
-            pending.update(_directive(path, start + 1, text))
-            pending_line = start + 1
+        fence = FENCE.match(lines[i])
+        if DIRECTIVE.match(lines[i]):
+            end = next((j for j in range(i, len(lines)) if "-->" in lines[j]), None)
+            if end is None:
+                raise DocsError(f"{page_name(path)}:{i + 1}: docs-test directive never closed (-->)")
+            pending.update(_directive(path, i + 1, "\n".join(lines[i : end + 1])))
+            pending_line, i = i + 1, end + 1
+        elif fence:
+            closing = re.compile(rf"^ {{0,3}}{fence.group('fence')[0]}{{{len(fence.group('fence'))},}}\s*$")
+            end = next((j for j in range(i + 1, len(lines)) if closing.match(lines[j])), len(lines))
+            body = "".join(line.removeprefix(fence.group("indent")) + "\n" for line in lines[i + 1 : end])
+            info = fence.group("info").split()
+            language = info[0].lower() if info else ""
+            blocks.append(Block(path, i + 1, language, body, pending.get("skip"), pending.get("setup", "")))
+            prose[i : end + 1] = [""] * (min(end, len(lines) - 1) + 1 - i)
+            pending, i = {}, end + 1
+        elif pending and lines[i].strip():
+            raise _misplaced(path, pending_line)
+        else:
             i += 1
-            continue
-        fence = FENCE.match(line)
-        if fence:
-            marker = fence.group("fence")
-            info = fence.group("info").strip()
-            body: list[str] = []
-            j = i + 1
-            while j < len(lines) and not re.match(rf"^ {{0,3}}{marker[0]}{{{len(marker)},}}\s*$", lines[j]):
-                body.append(lines[j].removeprefix(fence.group("indent")))
-                j += 1
-            language = info.split()[0].lower() if info else ""
-            blocks.append(Block(path, i + 1, language, "\n".join(body) + "\n", pending.get("skip"),
-                                pending.get("setup", "")))
-            for k in range(i, min(j + 1, len(lines))):
-                prose[k] = ""
-            pending = {}
-            i = j + 1
-            continue
-        if pending and line.strip():
-            raise DocsError(f"{page_name(path)}:{pending_line}: a docs-test directive must come just before a "
-                            "fenced code block")
-        i += 1
     if pending:
-        raise DocsError(f"{page_name(path)}:{pending_line}: a docs-test directive must come just before a "
-                        "fenced code block")
+        raise _misplaced(path, pending_line)
     return Page(path, blocks, "\n".join(prose))
+
+
+def _misplaced(path: Path, line: int) -> DocsError:
+    return DocsError(
+        f"{page_name(path)}:{line}: a docs-test directive must come just before a fenced code block"
+    )
 
 
 def _directive(path: Path, line: int, text: str) -> dict[str, str]:
@@ -254,12 +253,12 @@ def commands_in(text: str, first_line: int = 1) -> list[Command]:
             k += 1
             line = line[:-1] + " " + lines[k]
         k += 1
-        found += [_command(line[match.end():], first_line + start) for match in COMMAND.finditer(line)]
+        found += [_command(line[match.end() :], first_line + start) for match in COMMAND.finditer(line)]
     return found
 
 
 def _command(rest: str, line: int) -> Command:
-    """The words of one command after ``craft-env``, up to a comment or the next command; ``[--x]`` is ``--x``."""
+    """A command's words after ``craft-env``, up to a comment or the next command; ``[--x]`` is ``--x``."""
     rest = re.split(r"(?:^|\s)#|&&|\|\||;|\s\|\s|`", rest, maxsplit=1)[0]
     try:
         words = shlex.split(rest)
@@ -315,8 +314,10 @@ def command_problems(parser: argparse.ArgumentParser, command: Command) -> list[
         if action.choices and value and not is_placeholder(value):
             wrong = [v for v in value.split("|") if v not in action.choices]
             if wrong:
-                problems.append(f"craft-env {name} {flag}: {', '.join(wrong)} is not one of "
-                                f"{', '.join(map(str, action.choices))}")
+                problems.append(
+                    f"craft-env {name} {flag}: {', '.join(wrong)} is not one of "
+                    f"{', '.join(map(str, action.choices))}"
+                )
     return problems
 
 
@@ -327,14 +328,19 @@ def game_problems(command: Command, structure_ids: set[str], count: int) -> list
         return []
     problems = []
     for k, word in enumerate(words):
-        value = word.split("=", 1)[1] if word.startswith("--game=") else (
-            words[k + 1] if word == "--game" and k + 1 < len(words) else None)
+        value = (
+            word.split("=", 1)[1]
+            if word.startswith("--game=")
+            else (words[k + 1] if word == "--game" and k + 1 < len(words) else None)
+        )
         if value is None or is_placeholder(value):
             continue
         game = re.sub(r"^run_\d+/", "", value)
         if not (game in structure_ids or (game.isdigit() and int(game) < count)):
-            problems.append(f"--game {value}: no game of that id (ids look like {min(structure_ids)}, "
-                            f"or an index 0..{count - 1})")
+            problems.append(
+                f"--game {value}: no game of that id (ids look like {min(structure_ids)}, "
+                f"or an index 0..{count - 1})"
+            )
     return problems
 
 
@@ -344,12 +350,12 @@ def package_dirs(root: Path = ROOT) -> set[str]:
 
 
 def path_problems(text: str, root: Path = ROOT) -> list[str]:
-    """Repository paths named in ``text`` that do not exist (``tests/x.py``, ``craft_env/a.py``, ``eval/b.py``)."""
+    """Repository paths in ``text`` that do not exist (``tests/x.py``, ``craft_env/a.py``, ``eval/b.py``)."""
     subpackages = package_dirs(root)
     problems = []
     for found in PATH_TOKEN.finditer(text):
         token = re.split(r"::|#|:\d", found.group(0))[0].rstrip(".")
-        if re.search(r"[<>{}*|\[\]]", text[found.start():found.end() + 1]):
+        if re.search(r"[<>{}*|\[\]]", text[found.start() : found.end() + 1]):
             continue
         first = token.split("/", 1)[0]
         if "/" not in token:
@@ -404,15 +410,29 @@ def missing_modules(block: Block) -> list[str]:
         tree = ast.parse(block.setup + "\n" + block.text)
     except SyntaxError:
         return []
-    names = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-             for alias in node.names}
-    names |= {node.module.split(".")[0] for node in ast.walk(tree)
-              if isinstance(node, ast.ImportFrom) and node.module and not node.level}
+    names = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    names |= {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level
+    }
     return sorted(name for name in names if importlib.util.find_spec(name) is None)
 
 
-def static_problems(page: Page, parser: argparse.ArgumentParser, structure_ids: set[str], count: int,
-                    root: Path = ROOT) -> list[str]:
+def skip_reason(block: Block) -> str | None:
+    """Why ``block`` is not run: its skip directive, or a module it imports that is not installed."""
+    missing = missing_modules(block) if block.language in PYTHON else []
+    return block.skip or (f"needs {', '.join(missing)}, which is not installed" if missing else None)
+
+
+def static_problems(
+    page: Page, parser: argparse.ArgumentParser, structure_ids: set[str], count: int, root: Path = ROOT
+) -> list[str]:
     """Every static problem of ``page``, each as ``page:line: problem``."""
     name = page_name(page.path)
     problems = []
@@ -426,13 +446,16 @@ def static_problems(page: Page, parser: argparse.ArgumentParser, structure_ids: 
             problems.append(f"{name}:{first_line}: {problem}")
     for block in page.blocks:
         if not block.language and UNTAGGED_COMMAND.search(block.text):
-            problems.append(f"{block.where}: shows commands but has no language tag, so it never runs: tag it "
-                            "bash (and mark it skip if it cannot run here)")
-        if block.language in PYTHON and block.skip:
+            problems.append(
+                f"{block.where}: shows commands but has no language tag, so it never runs: tag it "
+                "bash (and mark it skip if it cannot run here)"
+            )
+        if block.language in PYTHON and skip_reason(block):
             problems += [f"{block.where}: {p}" for p in python_problems(block)]
         if block.runs and not block.skip and INSTALL.search(block.text):
-            problems.append(f"{block.where}: installs something; mark it "
-                            '<!-- docs-test: skip "an install command" -->')
+            problems.append(
+                f'{block.where}: installs something; mark it <!-- docs-test: skip "an install command" -->'
+            )
     return problems
 
 
@@ -459,18 +482,22 @@ def cheaper(argv: list[str]) -> list[str]:
     given = {word.split("=", 1)[0] for word in argv}
     if given & {"--help", "-h"}:
         return argv
-    extra = ["--no-plots"] if "--no-plots" in options_of(commands[argv[0]]) and "--no-plots" not in given else []
+    extra = (
+        ["--no-plots"] if "--no-plots" in options_of(commands[argv[0]]) and "--no-plots" not in given else []
+    )
     if argv[0] == "run" and not given & {"--resume", "--replay-from"}:
         if "--structures" not in given:
             extra += SHRUNK_RUN
-        models = [argv[k + 1] for k, word in enumerate(argv[:-1]) if word in ("--director-model", "--builder-model")]
+        models = [
+            argv[k + 1] for k, word in enumerate(argv[:-1]) if word in ("--director-model", "--builder-model")
+        ]
         if "--turns" not in given and any("/" in model for model in models):
             extra += SHRUNK_MODEL_TURNS
     return [*argv, *extra]
 
 
 def run_cli(argv: list[str]) -> int:
-    """The ``craft-env`` of a documented block: the CLI, shrunk runs, every failure noted in ``DOCS_FAILURES``."""
+    """The ``craft-env`` of a documented block: the CLI, ``cheaper``; failures noted in ``DOCS_FAILURES``."""
     try:
         code = main(cheaper(argv))
     except SystemExit as exit_:
@@ -494,13 +521,19 @@ class Sandbox:
     def __post_init__(self) -> None:
         self.bin = self.root / "bin"
         self.bin.mkdir(parents=True)
-        self._tool("craft-env", f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(TESTS)!r})\n"
-                   "from docs_blocks import run_cli\nsys.exit(run_cli(sys.argv[1:]))\n")
+        self._tool(
+            "craft-env",
+            f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+            "from docs_blocks import run_cli\nsys.exit(run_cli(sys.argv[1:]))\n",
+        )
         for name in ("python", "python3"):
             self._tool(name, f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
         for name in ("pip", "pip3"):
-            self._tool(name, "#!/bin/sh\necho 'docs-test: install commands do not run here; mark the block "
-                             "skip' >&2\nexit 1\n")
+            self._tool(
+                name,
+                "#!/bin/sh\necho 'docs-test: install commands do not run here; mark the block "
+                "skip' >&2\nexit 1\n",
+            )
         session = self.root / "session"
         self.run = session / RUN_NAME
         self.structures = session / "structures.json"
@@ -510,7 +543,17 @@ class Sandbox:
             [*SESSION_RUN, "--out", str(self.run)],
             ["generate", "--n", "8", "--seed", "0", "-o", str(self.structures)],
             ["export", str(self.run), "--format", "paper", "-o", str(self.paper_logs)],
-            ["run", "--structures", "0,1", "--oracle-n", "0", "--no-progress", "--no-plots", "--out", str(no_oracle)],
+            [
+                "run",
+                "--structures",
+                "0,1",
+                "--oracle-n",
+                "0",
+                "--no-progress",
+                "--no-plots",
+                "--out",
+                str(no_oracle),
+            ],
             ["export", str(no_oracle), "--format", "paper", "-o", str(self.paper_logs)],
         )
 
@@ -535,18 +578,28 @@ class Sandbox:
 
     def cli(self, *commands: list[str]) -> None:
         """Run ``craft-env`` ``commands`` in order, in one process (one interpreter start, not one each)."""
-        script = ("import sys\nfrom craft_env.cli import main\n"
-                  f"for argv in {commands!r}:\n"
-                  "    if main(argv):\n        sys.exit(f'craft-env {\" \".join(argv)} failed')\n")
-        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,
-                                env=self.environment(self.root / "session-failures"), timeout=BLOCK_TIMEOUT_S)
+        script = (
+            "import sys\nfrom craft_env.cli import main\n"
+            f"for argv in {commands!r}:\n"
+            "    if main(argv):\n        sys.exit(f'craft-env {\" \".join(argv)} failed')\n"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=self.environment(self.root / "session-failures"),
+            timeout=BLOCK_TIMEOUT_S,
+        )
         if result.returncode:
             raise DocsError(f"the docs test's own setup failed:\n{tail(result.stdout + result.stderr)}")
 
     def work_dir(self, page: Path) -> Path:
         """A fresh directory for one page: the repository's entries linked, the session's files copied."""
         (self.root / "pages").mkdir(exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=page_name(page).replace("/", "__") + "-", dir=self.root / "pages"))
+        work = Path(
+            tempfile.mkdtemp(prefix=page_name(page).replace("/", "__") + "-", dir=self.root / "pages")
+        )
         for entry in ROOT.iterdir():
             if entry.name in REPO_TOP or entry.suffix in {".md", ".toml", ".in"} or entry.name == "NOTICE":
                 (work / entry.name).symlink_to(entry)
@@ -562,7 +615,7 @@ def tail(output: str, lines: int = OUTPUT_TAIL) -> str:
 
 
 class PageRun:
-    """Runs one page's blocks in page order, each at most once, in one work directory and one Python process."""
+    """One page's blocks, run in page order, each at most once, in one work directory and Python process."""
 
     def __init__(self, sandbox: Sandbox, page: Page, ran: SharedBlocks | None = None) -> None:
         self.sandbox = sandbox
@@ -575,7 +628,7 @@ class PageRun:
     def run_all(self) -> dict[int, str | None]:
         """Run every block that runs; the failures by block line (None for a block that passed)."""
         for block in self.page.blocks:
-            if block.runs and not block.skip:
+            if block.runs and not skip_reason(block):
                 self.result(block)
         self.close()
         return self.results
@@ -585,7 +638,7 @@ class PageRun:
         for earlier in self.page.blocks:
             if earlier.line > block.line:
                 break
-            if earlier.line not in self.results and earlier.runs and not earlier.skip:
+            if earlier.line not in self.results and earlier.runs and not skip_reason(earlier):
                 self.results[earlier.line] = self._run(earlier)
         return self.results[block.line]
 
@@ -619,13 +672,22 @@ class PageRun:
             if not commands:
                 return f"{block.where}: a console block needs commands written '$ command'"
         setup = block.setup + "\n" if block.setup else ""
-        prelude = ('set -eo pipefail\ntrap \'echo "docs-test: line $((LINENO - {n})) exited with $?: '
-                   '$BASH_COMMAND" >&2\' ERR\n')
+        prelude = (
+            "set -eo pipefail\ntrap 'echo \"docs-test: line $((LINENO - {n})) exited with $?: "
+            "$BASH_COMMAND\" >&2' ERR\n"
+        )
         offset = 2 + setup.count("\n")
         script = prelude.format(n=offset) + setup + substitute(body)
-        process = subprocess.Popen(["bash", "-c", script], cwd=self.work, env=self.sandbox.environment(failures),
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   text=True, start_new_session=True)
+        process = subprocess.Popen(
+            ["bash", "-c", script],
+            cwd=self.work,
+            env=self.sandbox.environment(failures),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
         try:
             output, _ = process.communicate(timeout=BLOCK_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -639,8 +701,10 @@ class PageRun:
         if expected:
             missing = missing_output(expected, output)
             if missing:
-                return (f"{block.where}: the page shows output line {missing!r}, which the commands did not "
-                        f"print; their output:\n{tail(output)}")
+                return (
+                    f"{block.where}: the page shows output line {missing!r}, which the commands did not "
+                    f"print; their output:\n{tail(output)}"
+                )
         return None
 
     def _shell_failure(self, block: Block, output: str, mark, failed: list[dict], status: int) -> str:
@@ -649,12 +713,20 @@ class PageRun:
         if mark:
             number = int(mark.group("line"))
             shown = lines[number - 1].strip() if 0 < number <= len(lines) else mark.group("command")
-            parts.append(f"  command at line {block.line + number}: {shown}\n"
-                         f"  (ran as: {mark.group('command')}; exit status {mark.group('status')})")
+            parts.append(
+                f"  command at line {block.line + number}: {shown}\n"
+                f"  (ran as: {mark.group('command')}; exit status {mark.group('status')})"
+            )
         for note in failed:
             argv = note["argv"]
-            line = next((block.line + n for n, text in enumerate(substitute(block.text).splitlines(), 1)
-                         if f"craft-env {argv[0]}" in text and all(a in text for a in argv[1:])), None)
+            line = next(
+                (
+                    block.line + n
+                    for n, text in enumerate(substitute(block.text).splitlines(), 1)
+                    if f"craft-env {argv[0]}" in text and all(a in text for a in argv[1:])
+                ),
+                None,
+            )
             where = f"line {line}" if line else "a line of the block"
             parts.append(f"  craft-env {shlex.join(argv)} (at {where}) exited with {note['code']}")
         if not mark and not failed:
@@ -665,16 +737,22 @@ class PageRun:
     def _run_python(self, block: Block) -> str | None:
         if self.python is None:
             self.python = PythonSession(self.work, self.sandbox.environment(self.work / ".failures-python"))
-        code = "\n" * (block.line - block.setup.count("\n") - 1) + block.setup + "\n" + substitute(
-            block.text, python=True)
+        code = (
+            "\n" * (block.line - block.setup.count("\n") - 1)
+            + block.setup
+            + "\n"
+            + substitute(block.text, python=True)
+        )
         reply = self.python.run(code, str(self.page.path))
         if reply is None:
             self.python = None
             return f"{block.where}: did not finish within {BLOCK_TIMEOUT_S} s"
         if reply["ok"]:
             return None
-        return (f"{block.where} failed (traceback lines are the page's lines):\n{tail(reply['error'])}\n"
-                f"  its output:\n{tail(reply['output'])}")
+        return (
+            f"{block.where} failed (traceback lines are the page's lines):\n{tail(reply['error'])}\n"
+            f"  its output:\n{tail(reply['output'])}"
+        )
 
 
 class SharedBlocks:
@@ -708,8 +786,11 @@ class DocsRun:
     def __init__(self, sandbox: Sandbox, pages: dict[str, Page], workers: int = WORKERS) -> None:
         self.pool = ThreadPoolExecutor(workers)
         ran = SharedBlocks()
-        self.pages = {name: self.pool.submit(PageRun(sandbox, page, ran).run_all) for name, page in pages.items()
-                      if any(block.runs and not block.skip for block in page.blocks)}
+        self.pages = {
+            name: self.pool.submit(PageRun(sandbox, page, ran).run_all)
+            for name, page in pages.items()
+            if any(block.runs and not skip_reason(block) for block in page.blocks)
+        }
 
     def result(self, name: str, block: Block) -> str | None:
         return self.pages[name].result()[block.line]
@@ -739,8 +820,14 @@ class PythonSession:
         self.log = work / ".python-stderr"
         with self.log.open("w") as stderr:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", "import docs_blocks; docs_blocks.serve()"], cwd=work, env=env,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True, start_new_session=True,
+                [sys.executable, "-c", "import docs_blocks; docs_blocks.serve()"],
+                cwd=work,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                start_new_session=True,
             )
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -748,10 +835,12 @@ class PythonSession:
     def _read(self) -> None:
         for line in self.process.stdout:
             self.replies.put(json.loads(line))
-        self.replies.put({"ok": False, "output": "", "error": f"the python process ended:\n{self.log.read_text()}"})
+        self.replies.put(
+            {"ok": False, "output": "", "error": f"the python process ended:\n{self.log.read_text()}"}
+        )
 
     def run(self, code: str, filename: str) -> dict | None:
-        """The reply to one block (``ok``, ``output``, ``error``), or None when it outlived ``BLOCK_TIMEOUT_S``."""
+        """The reply to a block (``ok``, ``output``, ``error``); None if it outlived ``BLOCK_TIMEOUT_S``."""
         self.process.stdin.write(json.dumps({"code": code, "filename": filename}) + "\n")
         self.process.stdin.flush()
         try:

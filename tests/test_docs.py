@@ -13,7 +13,6 @@ import pytest
 from craft_env.cli import build_parser
 from craft_env.datasets import load_dataset
 from docs_blocks import (  # tests/ is on sys.path (conftest)
-    PYTHON,
     SHRUNK_MODEL_TURNS,
     SHRUNK_RUN,
     Block,
@@ -24,9 +23,9 @@ from docs_blocks import (  # tests/ is on sys.path (conftest)
     SharedBlocks,
     cheaper,
     documented_pages,
-    missing_modules,
     page_name,
     read_page,
+    skip_reason,
     static_problems,
     substitute,
 )
@@ -56,10 +55,8 @@ def small_run_games() -> tuple[set[str], int]:
 
 @pytest.mark.parametrize("name, block", BLOCKS, ids=[f"{name}:{block.line}" for name, block in BLOCKS])
 def test_documented_block_runs(name, block, docs_run):
-    if block.skip:
-        pytest.skip(block.skip)
-    if block.language in PYTHON and missing_modules(block):
-        pytest.skip(f"needs {', '.join(missing_modules(block))}, which is not installed")
+    if skip_reason(block):
+        pytest.skip(skip_reason(block))
     failure = docs_run.result(name, block)
     if failure:
         pytest.fail(failure, pytrace=False)
@@ -81,8 +78,11 @@ def write(tmp_path, text: str):
 
 
 def test_a_broken_documented_command_fails_naming_page_line_and_command(tmp_path, sandbox):
-    page = write(tmp_path, "# A page\n\n```bash\ncraft-env run --out runs/x\n"
-                           "craft-env transcript runs/<ts> --game structure_099\necho never\n```\n")
+    page = write(
+        tmp_path,
+        "# A page\n\n```bash\ncraft-env run --out runs/x\n"
+        "craft-env transcript runs/<ts> --game structure_099\necho never\n```\n",
+    )
     failure = PageRun(sandbox, page).result(page.blocks[0])
     assert failure.startswith("page.md, block at line 3 (bash) failed")
     assert "command at line 5: craft-env transcript runs/<ts> --game structure_099" in failure
@@ -91,14 +91,19 @@ def test_a_broken_documented_command_fails_naming_page_line_and_command(tmp_path
 
 
 def test_a_failure_inside_an_and_list_is_caught(tmp_path, sandbox):
-    page = write(tmp_path, "```sh\ncraft-env report no-such-dir && echo skipped\necho the block goes on\n```\n")
+    page = write(
+        tmp_path, "```sh\ncraft-env report no-such-dir && echo skipped\necho the block goes on\n```\n"
+    )
     failure = PageRun(sandbox, page).result(page.blocks[0])
     assert "craft-env report no-such-dir (at line 2) exited with 2" in failure
 
 
 def test_a_python_block_fails_with_the_page_line_of_its_error(tmp_path, sandbox):
-    page = write(tmp_path, "```python\nimport craft_env\nvalue = 1\n```\n\ntext\n\n"
-                           "```python\nassert value == 1\nraise RuntimeError('documented code broke')\n```\n")
+    page = write(
+        tmp_path,
+        "```python\nimport craft_env\nvalue = 1\n```\n\ntext\n\n"
+        "```python\nassert value == 1\nraise RuntimeError('documented code broke')\n```\n",
+    )
     run = PageRun(sandbox, page)
     assert run.result(page.blocks[0]) is None
     failure = run.result(page.blocks[1])
@@ -107,43 +112,57 @@ def test_a_python_block_fails_with_the_page_line_of_its_error(tmp_path, sandbox)
 
 
 def test_a_console_block_must_print_the_output_it_shows(tmp_path, sandbox):
-    page = write(tmp_path, "```console\n$ craft-env generate --n 2 -o two.json\nWrote 2 ... two.json\n```\n\n"
-                           "```console\n$ echo hello\nhello\ngoodbye\n```\n")
+    page = write(
+        tmp_path,
+        "```console\n$ craft-env generate --n 2 -o two.json\nWrote 2 ... two.json\n```\n\n"
+        "```console\n$ echo hello\nhello\ngoodbye\n```\n",
+    )
     run = PageRun(sandbox, page)
     assert run.result(page.blocks[0]) is None, run.result(page.blocks[0])
     assert "shows output line 'goodbye'" in run.result(page.blocks[1])
 
 
 def test_a_flag_or_command_that_does_not_exist_fails_the_static_check(tmp_path):
-    page = write(tmp_path, '<!-- docs-test: skip "needs a key" -->\n```bash\n'
-                           "craft-env run --director-model openai/x --turn 3   # one flag wrong\n"
-                           "craft-env transcript runs/<ts> --game eval_003\n```\n\n"
-                           "Prose with `craft-env export DIR --format paper|sft` and `craft-env frobnicate`,\n"
-                           "and `craft-env report DIR [--no-plots] [--out OUT]` is fine; `tests/no_such_test.py`.\n")
+    page = write(
+        tmp_path,
+        '<!-- docs-test: skip "needs a key" -->\n```bash\n'
+        "craft-env run --director-model openai/x --turn 3   # one flag wrong\n"
+        "craft-env transcript runs/<ts> --game eval_003\n```\n\n"
+        "Prose with `craft-env export DIR --format paper|sft` and `craft-env frobnicate`,\n"
+        "and `craft-env report DIR [--no-plots] [--out OUT]` is fine; `tests/no_such_test.py`.\n",
+    )
     problems = static_problems(page, build_parser(), {"structure_001", "structure_002"}, 2)
     assert [problem.split(" (commands: ")[0] for problem in problems] == [
         "page.md:3: craft-env run --director-model openai/x --turn 3: craft-env run has no option --turn",
         "page.md:4: craft-env transcript runs/<ts> --game eval_003: --game eval_003: no game of that id "
         "(ids look like structure_001, or an index 0..1)",
-        "page.md:7: craft-env export DIR --format paper|sft: craft-env export --format: sft is not one of paper",
+        "page.md:7: craft-env export DIR --format paper|sft: "
+        "craft-env export --format: sft is not one of paper",
         "page.md:7: craft-env frobnicate: craft-env has no command 'frobnicate'",
         "page.md:8: tests/no_such_test.py: no such file in the repository",
     ]
 
 
 def test_a_skipped_block_is_a_skip_and_still_checked(tmp_path):
-    page = write(tmp_path, '<!-- docs-test: skip "needs Ray" -->\n\n```python\n'
-                           "from craft_env.wrappers import no_such_wrapper\n```\n")
-    assert page.blocks[0].skip == "needs Ray"
+    page = write(
+        tmp_path,
+        '<!-- docs-test: skip "needs Ray" -->\n\n```python\n'
+        "from craft_env.wrappers import no_such_wrapper\n```\n",
+    )
+    assert skip_reason(page.blocks[0]) == "needs Ray"
     problems = static_problems(page, build_parser(), set(), 0)
-    assert problems == ["page.md, block at line 3 (python): from craft_env.wrappers import no_such_wrapper: "
-                        "no such name"]
+    assert problems == [
+        "page.md, block at line 3 (python): from craft_env.wrappers import no_such_wrapper: no such name"
+    ]
+    page = write(tmp_path, "```python\nimport numpy\nfrom no_such_library.sub import thing\n```\n")
+    assert skip_reason(page.blocks[0]) == "needs no_such_library, which is not installed"
 
 
 def test_an_unmarked_install_command_is_refused(tmp_path):
     page = write(tmp_path, "```bash\npython -m pip install -e .\n```\n")
     assert static_problems(page, build_parser(), set(), 0) == [
-        'page.md, block at line 1 (bash): installs something; mark it <!-- docs-test: skip "an install command" -->'
+        "page.md, block at line 1 (bash): installs something; "
+        'mark it <!-- docs-test: skip "an install command" -->'
     ]
 
 
@@ -154,8 +173,11 @@ def test_directives_must_be_well_formed_and_next_to_a_block(tmp_path):
         write(tmp_path, "<!-- docs-test: skip -->\n```bash\ntrue\n```\n")
     with pytest.raises(DocsError, match="unknown docs-test directive 'skipp'"):
         write(tmp_path, '<!-- docs-test: skipp "x" -->\n```bash\ntrue\n```\n')
-    page = write(tmp_path, "<!-- docs-test: setup\ndef my_builder(obs, mask):\n    return 0\n-->\n"
-                           "```python\nmy_builder(None, None)\n```\n")
+    page = write(
+        tmp_path,
+        "<!-- docs-test: setup\ndef my_builder(obs, mask):\n    return 0\n-->\n"
+        "```python\nmy_builder(None, None)\n```\n",
+    )
     assert page.blocks[0].setup.strip() == "def my_builder(obs, mask):\n    return 0"
 
 
@@ -169,24 +191,44 @@ def test_a_shell_block_two_pages_hold_runs_once(tmp_path):
         return "a.md, block at line 3 (bash) failed"
 
     assert ran.once(first, run) == "a.md, block at line 3 (bash) failed"
-    assert ran.once(again, run) == ("b.md, block at line 9 (bash): the same block as a.md, block at line 3 (bash), "
-                                    "which failed:\na.md, block at line 3 (bash) failed")
+    assert ran.once(again, run) == (
+        "b.md, block at line 9 (bash): the same block as a.md, block at line 3 (bash), "
+        "which failed:\na.md, block at line 3 (bash) failed"
+    )
     assert calls == [first]
 
 
 def test_placeholders_and_the_shrunk_run():
-    text = "craft-env run --director-model M --builder-model M\ncraft-env judge DIR --judge-model M\n" \
-           "craft-env replay runs/<timestamp> runs/<ts> -o r.html\ncraft-env leaderboard RUN_DIR... -o b.html\n"
+    text = (
+        "craft-env run --director-model M --builder-model M\ncraft-env judge DIR --judge-model M\n"
+        "craft-env replay runs/<timestamp> runs/<ts> -o r.html\ncraft-env leaderboard RUN_DIR... -o b.html\n"
+    )
     assert substitute(text) == (
         "craft-env run --director-model scripted/team --builder-model scripted/team\n"
         "craft-env judge runs/docs-run --judge-model scripted/team\n"
-        "craft-env replay runs/docs-run runs/docs-run -o r.html\ncraft-env leaderboard runs/docs-run -o b.html\n")
+        "craft-env replay runs/docs-run runs/docs-run -o r.html\n"
+        "craft-env leaderboard runs/docs-run -o b.html\n"
+    )
     assert substitute('M = read("runs/<ts>")', python=True) == 'M = read("runs/docs-run")'
     assert cheaper(["run", "--runs", "3"]) == ["run", "--runs", "3", "--no-plots", *SHRUNK_RUN]
     assert cheaper(["run", "--director-model", "scripted/team", "--no-plots"]) == [
-        "run", "--director-model", "scripted/team", "--no-plots", *SHRUNK_RUN, *SHRUNK_MODEL_TURNS]
+        "run",
+        "--director-model",
+        "scripted/team",
+        "--no-plots",
+        *SHRUNK_RUN,
+        *SHRUNK_MODEL_TURNS,
+    ]
     assert cheaper(["run", "--structures", "0,3", "--turns", "9", "--builder-model", "a/b"]) == [
-        "run", "--structures", "0,3", "--turns", "9", "--builder-model", "a/b", "--no-plots"]
+        "run",
+        "--structures",
+        "0,3",
+        "--turns",
+        "9",
+        "--builder-model",
+        "a/b",
+        "--no-plots",
+    ]
     assert cheaper(["run", "--out", "x", "--resume"]) == ["run", "--out", "x", "--resume", "--no-plots"]
     assert cheaper(["report", "x"]) == ["report", "x", "--no-plots"]
     for kept in (["replay", "x"], ["run", "--help"], ["frobnicate"]):

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+import craft_env.eval.run.provider  # noqa: F401  (registers the offline scripted/ provider, as the runner does)
 from craft_env.models.cache import ReplayCache, cache_key
 from craft_env.models.llm import ModelCallError, ModelClient, import_litellm, is_retryable, missing_environment
 from craft_env.models.redact import REDACTED, Redactor
