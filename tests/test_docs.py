@@ -128,7 +128,7 @@ def test_a_flag_or_command_that_does_not_exist_fails_the_static_check(tmp_path):
         '<!-- docs-test: skip "needs a key" -->\n```bash\n'
         "craft-env run --director-model openai/x --turn 3   # one flag wrong\n"
         "craft-env transcript runs/<ts> --game eval_003\n```\n\n"
-        "Prose with `craft-env export DIR --format paper|sft` and `craft-env frobnicate`,\n"
+        "Prose with `craft-env export DIR --format paper|csv` and `craft-env frobnicate`,\n"
         "and `craft-env report DIR [--no-plots] [--out OUT]` is fine; `tests/no_such_test.py`.\n",
     )
     problems = static_problems(page, build_parser(), {"structure_001", "structure_002"}, 2)
@@ -136,8 +136,8 @@ def test_a_flag_or_command_that_does_not_exist_fails_the_static_check(tmp_path):
         "page.md:3: craft-env run --director-model openai/x --turn 3: craft-env run has no option --turn",
         "page.md:4: craft-env transcript runs/<ts> --game eval_003: --game eval_003: no game of that id "
         "(ids look like structure_001, or an index 0..1)",
-        "page.md:7: craft-env export DIR --format paper|sft: "
-        "craft-env export --format: sft is not one of paper",
+        "page.md:7: craft-env export DIR --format paper|csv: "
+        "craft-env export --format: csv is not one of paper, sft, dpo",
         "page.md:7: craft-env frobnicate: craft-env has no command 'frobnicate'",
         "page.md:8: tests/no_such_test.py: no such file in the repository",
     ]
