@@ -114,7 +114,7 @@ def test_directors_read_refusals_by_the_same_rule(message, intents):
 
 def test_the_docs_quote_the_table_counts():
     text = (Path(__file__).parents[1] / "docs" / "robustness.md").read_text(encoding="utf-8")
-    quoted = re.search(r"(\d+) of (\d+) refusals .*? (\d+) of (\d+) affirmative look-alikes", text, re.DOTALL)
+    quoted = re.search(r"(\d+) of (\d+) refusals\b.*?\b(\d+) of (\d+) affirmative look-alikes", text, re.DOTALL)
     assert quoted, "docs/robustness.md states the negation table's counts"
     refused = sum(_plays(t) is None for t in REFUSALS)
     played = sum(_plays(t) == m for t, m in AFFIRMATIVES)
