@@ -45,7 +45,7 @@ def cli(*argv):
     return code, out.getvalue(), err.getvalue()
 def report(code, measure):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"exit": code, "measure": measure, "peak_mib": peak}), flush=True)
+    print(json.dumps({"exit": code, "measure": measure, "peak_mib": peak}), file=sys.__stdout__, flush=True)
 """
 
 PROBES = {
@@ -57,11 +57,11 @@ code, out, err = cli("import", str(path), "-o", os.path.join(scratch, "out"))
 report(code, "traceback" if "Traceback" in err or code == "MemoryError"
        else err.strip().split(": ", 2)[-1][:70] if err.strip() else "no error")
 """),
-    "one_bad": ("a good and a bad (num_oracle {}) log in one folder (import)", """
+    "one_bad": ('a good and a bad (num_oracle {"n": 5}) log in one folder (import)', """
 from pathlib import Path
 from paper_log_samples import paper_log, write_log
 write_log(Path(scratch) / "in" / "a.json", paper_log())
-write_log(Path(scratch) / "in" / "b.json", paper_log(num_oracle={}))
+write_log(Path(scratch) / "in" / "b.json", paper_log(num_oracle={"n": 5}))
 code, out, err = cli("import", str(Path(scratch) / "in"), "-o", os.path.join(scratch, "out"))
 games = sum(1 for _ in Path(scratch, "out").rglob("log.jsonl"))
 report(code, f"{games} run log(s) written")
@@ -97,8 +97,9 @@ install("metered", Metered())
 out = Path(scratch, "run")
 args = ["run", "--out", str(out), "--director-model", "metered/m", "--builder-model", "metered/m", "--max-tokens", "100",
         "--max-cost", "0.05", "--structures", "all", "--turns", "2", "--concurrency", "20", "--no-progress", "--no-plots"]
-from craft_env.cli import _parser
-if not _parser().parse_known_args(["run", "--price-per-token", "1e-5,2e-5"])[1]:
+from craft_env import cli as command_line
+parser = getattr(command_line, "build_parser", None) or getattr(command_line, "_parser")
+if not parser().parse_known_args(["run", "--price-per-token", "1e-5,2e-5"])[1]:
     args += ["--price-per-token", "1e-5,2e-5"]  # a tree that knows the flag: litellm has no price for the stand-in
 code, _, err = cli(*args)
 spent = sum(json.loads(line)["cost"] for line in (out / "cache.jsonl").read_text().splitlines())
@@ -143,7 +144,8 @@ install("odd", Odd())
 out = Path(scratch, "run")
 cli("run", "--out", str(out), "--director-model", "odd/m", "--builder-model", "odd/m", "--structures", "0",
     "--turns", "2", "--no-progress", "--no-plots")
-codes = [cli("replay", str(out), "-o", str(out / "r.html"))[0], cli("transcript", str(out), "--game", "0")[0],
+codes = [cli("replay", str(out), "-o", str(out / "r.html"))[0],
+         cli("transcript", str(out), "--game", "0", "-o", str(out / "t.md"))[0],
          cli("judge", str(out), "--judge-model", "odd/j", "--judges", "sg", "--no-progress", "--num-retries", "0")]
 failed = codes[2][1].count(" 0 failed")
 report(0, f"replay {codes[0]}, transcript {codes[1]}, judge calls failing: {'no' if failed else 'yes'}")

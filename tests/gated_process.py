@@ -20,8 +20,10 @@ import asyncio, sys
 from pathlib import Path
 from craft_env.models.llm import import_litellm
 from craft_env.eval.run.provider import request_context, scripted_reply
+from craft_env.models.cost import declare_free_provider
 
 litellm = import_litellm()
+declare_free_provider("gated")  # it answers as the free scripted team: no price warning on stderr
 gate, waiting = Path(sys.argv[1]), Path(sys.argv[2])
 
 

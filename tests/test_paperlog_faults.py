@@ -36,18 +36,27 @@ def test_a_good_log_imports(tmp_path, capsys):
 # ------------------------------------------------------------------ #1 bounded before allocation
 
 
-@pytest.mark.parametrize("index", [3_000_000, 10**10, 2**63, -5])
-def test_a_structure_index_out_of_range_is_an_error_naming_file_and_field(tmp_path, index):
-    path = write_log(tmp_path / "bomb.json", paper_log(structure_index=index))
+def test_a_structure_index_of_3_000_000_is_an_error_naming_file_and_field_not_20_gb(tmp_path):
+    path = write_log(tmp_path / "bomb.json", paper_log(structure_index=3_000_000))
     done = subprocess.run(
         [sys.executable, "-c", memory_limited(1_500), "import", str(path), "-o", str(tmp_path / "out")],
         capture_output=True, text=True, timeout=600, check=False,
     )
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 2, done.stderr
-    assert f"{path} game 1: experiment_info.structure_index: expected an int from 0 to" in done.stderr
-    assert str(index) in done.stderr
+    assert f"{path} game 1: experiment_info.structure_index: expected an int from 0 to 9,999, got 3000000" in (
+        done.stderr
+    )
     assert not (tmp_path / "out" / "structures.json").exists()
+
+
+@pytest.mark.parametrize("index", [10**10, 2**63, -5, True, 2.5])
+def test_other_structure_indices_out_of_range_are_errors_too(tmp_path, capsys, index):
+    path = write_log(tmp_path / "bad.json", paper_log(structure_index=index))
+    assert main(["import", str(path), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path} game 1: experiment_info.structure_index: expected an int from 0 to 9,999, got {index!r}" in err
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_file_above_the_size_limit_is_refused_before_it_is_read(tmp_path, monkeypatch, capsys):
@@ -67,7 +76,7 @@ def _deep(depth: int) -> str:
 
 BAD_FILES = {
     "deep": _deep(200_000),
-    "oracle": paper_log(num_oracle={}),
+    "oracle": paper_log(num_oracle={"n": 5}),
     "turn": paper_log(turn_number="1e999"),
     "negative": paper_log(structure_index=-5),
     "run": paper_log(run=10**30),

@@ -8,6 +8,7 @@ side with the same actions and compares everything a step returns.
 
 from __future__ import annotations
 
+import math
 import pickle
 
 import numpy as np
@@ -36,8 +37,10 @@ def assert_same(first, second, where="") -> None:
             assert_same(a, b, f"{where}[{k}]")
     elif isinstance(first, np.ndarray):
         np.testing.assert_array_equal(first, second, err_msg=where)
+    elif isinstance(first, float):
+        assert first == second or (math.isnan(first) and math.isnan(second)), f"{where}: {first!r} != {second!r}"
     else:
-        assert first == second or (first != first and second != second), f"{where}: {first!r} != {second!r}"
+        assert first == second, f"{where}: {first!r} != {second!r}"
 
 
 def random_actions(observations: dict, rng: np.random.Generator) -> dict[str, int]:
