@@ -37,10 +37,6 @@ class Gated(litellm.CustomLLM):
 
 
 litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "gated", "custom_handler": Gated()}]
-# Free, as the scripted team it stands for: priced, it draws no "litellm has no price" warning on stderr.
-free = dict.fromkeys(("input_cost_per_token", "output_cost_per_token", "cache_creation_input_token_cost",
-                      "cache_read_input_token_cost"), 0.0)
-litellm.register_model({"gated/team": {**free, "litellm_provider": "gated", "mode": "chat"}})
 from craft_env.cli import main
 
 sys.exit(main(sys.argv[3:]))
