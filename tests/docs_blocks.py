@@ -74,6 +74,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import traceback
 from collections.abc import Callable
@@ -217,7 +218,7 @@ def _directive(path: Path, line: int, text: str) -> dict[str, str]:
             raise DocsError(f'{page_name(path)}:{line}: write a skip as <!-- docs-test: skip "reason" -->')
         return {"skip": reason.group("reason")}
     if verb == "setup":
-        return {"setup": body.strip("\n")}
+        return {"setup": textwrap.dedent(body.strip("\n"))}
     raise DocsError(f"{page_name(path)}:{line}: unknown docs-test directive {verb!r} (skip or setup)")
 
 
@@ -242,17 +243,23 @@ class Command:
     words: tuple[str, ...]
 
 
-def commands_in(text: str, first_line: int = 1) -> list[Command]:
-    """Every ``craft-env ...`` command of ``text`` (a block, or one inline code span)."""
+def commands_in(text: str, first_line: int = 1, synopsis: bool = False) -> list[Command]:
+    """Every ``craft-env ...`` command of ``text`` (a block, or one inline code span).
+
+    A line ending in ``\\`` goes on on the next; in a ``synopsis`` (a block that is not run), so does an
+    indented line after a command.
+    """
     lines = text.split("\n")
     found = []
     k = 0
     while k < len(lines):
         start, line = k, lines[k]
-        while line.endswith("\\") and k + 1 < len(lines):  # a continued command is one command
-            k += 1
-            line = line[:-1] + " " + lines[k]
         k += 1
+        while k < len(lines) and (
+            line.endswith("\\") or (synopsis and lines[k][:1].isspace() and lines[k].strip())
+        ):
+            line = line.removesuffix("\\") + " " + lines[k]
+            k += 1
         found += [_command(line[match.end() :], first_line + start) for match in COMMAND.finditer(line)]
     return found
 
@@ -265,7 +272,7 @@ def _command(rest: str, line: int) -> Command:
     except ValueError:
         words = rest.split()
     words = [w.strip("[]").removesuffix("...").rstrip(",") for w in words]
-    return Command(line, f"craft-env {rest.strip()}", tuple(w for w in words if w))
+    return Command(line, " ".join(["craft-env", *rest.split()]), tuple(w for w in words if w))
 
 
 def options_of(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
@@ -374,34 +381,61 @@ def path_problems(text: str, root: Path = ROOT) -> list[str]:
 
 
 def python_problems(block: Block) -> list[str]:
-    """A python block that does not compile, or imports a ``craft_env`` name that does not exist."""
+    """A python block that does not compile, or imports a ``craft_env`` module or name that does not exist."""
     try:
         tree = ast.parse(block.setup + "\n" + block.text)
     except SyntaxError as error:
         return [f"does not compile: {error}"]
-    problems = []
+    wanted: list[tuple[str, str | None]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "craft_env":
-            try:
-                module = importlib.import_module(node.module)
-            except ImportError as error:
-                problems.append(f"from {node.module} import ...: {error}")
-                continue
-            for alias in node.names:
-                if alias.name != "*" and not hasattr(module, alias.name):
-                    try:
-                        importlib.import_module(f"{node.module}.{alias.name}")
-                    except ImportError as error:
-                        if (error.name or "craft_env").startswith("craft_env"):  # else: an extra not installed
-                            problems.append(f"from {node.module} import {alias.name}: no such name")
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] == "craft_env":
-                    try:
-                        importlib.import_module(alias.name)
-                    except ImportError as error:
-                        problems.append(f"import {alias.name}: {error}")
-    return problems
+        if isinstance(node, ast.Import):
+            wanted += [(alias.name, None) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            wanted += [(node.module, alias.name) for alias in node.names]
+    problems = [
+        import_problem(module, name) for module, name in wanted if module.split(".")[0] == "craft_env"
+    ]
+    return [problem for problem in problems if problem]
+
+
+def import_problem(module: str, name: str | None) -> str | None:
+    """What is wrong with ``from module import name`` (``import module`` if ``name`` is None), or None.
+
+    Nothing is imported but the packages above ``module``: a name is looked for among the module's
+    submodules and the names its source defines at the top (``defined_names``), so a page's import of
+    ``craft_env.train.trl`` is checked without importing TRL.
+    """
+    statement = f"import {module}" if name is None else f"from {module} import {name}"
+    spec = importlib.util.find_spec(module)
+    if spec is None:
+        return f"{statement}: no module {module}"
+    if name is None or name == "*":
+        return None
+    if spec.submodule_search_locations and importlib.util.find_spec(f"{module}.{name}") is not None:
+        return None
+    names = defined_names(Path(spec.origin))
+    if names is None or name in names:
+        return None
+    return f"{statement}: no such name"
+
+
+def defined_names(source: Path) -> set[str] | None:
+    """The names a module's source binds at its top level; None if it makes more on demand (``__getattr__``)."""
+    names: set[str] = set()
+    statements = list(ast.parse(source.read_text(encoding="utf-8")).body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            statements += [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", [])]
+            statements += [s for handler in getattr(node, "handlers", []) for s in handler.body]
+    return None if "__getattr__" in names else names
 
 
 def missing_modules(block: Block) -> list[str]:
@@ -436,10 +470,10 @@ def static_problems(
     """Every static problem of ``page``, each as ``page:line: problem``."""
     name = page_name(page.path)
     problems = []
-    sources = [(block.line + 1, block.text) for block in page.blocks]
-    sources += inline_code(page.prose)
-    for first_line, text in sources:
-        for command in commands_in(text, first_line):
+    sources = [(block.line + 1, block.text, not block.runs) for block in page.blocks]
+    sources += [(line, code, False) for line, code in inline_code(page.prose)]
+    for first_line, text, synopsis in sources:
+        for command in commands_in(text, first_line, synopsis):
             for problem in command_problems(parser, command) + game_problems(command, structure_ids, count):
                 problems.append(f"{name}:{command.line}: {command.text}: {problem}")
         for problem in path_problems(text, root):
@@ -447,8 +481,8 @@ def static_problems(
     for block in page.blocks:
         if not block.language and UNTAGGED_COMMAND.search(block.text):
             problems.append(
-                f"{block.where}: shows commands but has no language tag, so it never runs: tag it "
-                "bash (and mark it skip if it cannot run here)"
+                f"{block.where}: shows commands but has no language tag: tag it bash to run them "
+                "(marked skip if they cannot run here), or text if it is a synopsis"
             )
         if block.language in PYTHON and skip_reason(block):
             problems += [f"{block.where}: {p}" for p in python_problems(block)]

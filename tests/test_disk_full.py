@@ -23,8 +23,6 @@ from craft_env.eval.logs.games import read_games
 from craft_env.eval.run.runner import load_settings, run_benchmark
 from craft_env.models.jsonl import LogWriteError
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 RUN = ["run", "--director-model", "scripted/team", "--builder-model", "scripted/team", "--structures", "0,1",
        "--runs", "2", "--turns", "2", "--concurrency", "2", "--no-progress", "--no-plots"]
 

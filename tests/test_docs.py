@@ -8,6 +8,8 @@ takes about 70 s on 2 cores (see README.md, "Developing").
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from craft_env.cli import build_parser
@@ -128,18 +130,24 @@ def test_a_flag_or_command_that_does_not_exist_fails_the_static_check(tmp_path):
         '<!-- docs-test: skip "needs a key" -->\n```bash\n'
         "craft-env run --director-model openai/x --turn 3   # one flag wrong\n"
         "craft-env transcript runs/<ts> --game eval_003\n```\n\n"
-        "Prose with `craft-env export DIR --format paper|csv` and `craft-env frobnicate`,\n"
+        "Prose with `craft-env export DIR --format paper|yaml` and `craft-env frobnicate`,\n"
         "and `craft-env report DIR [--no-plots] [--out OUT]` is fine; `tests/no_such_test.py`.\n",
     )
     problems = static_problems(page, build_parser(), {"structure_001", "structure_002"}, 2)
-    assert [problem.split(" (commands: ")[0] for problem in problems] == [
+    assert [re.split(r" \(commands: | is not one of ", problem)[0] for problem in problems] == [
         "page.md:3: craft-env run --director-model openai/x --turn 3: craft-env run has no option --turn",
         "page.md:4: craft-env transcript runs/<ts> --game eval_003: --game eval_003: no game of that id "
         "(ids look like structure_001, or an index 0..1)",
-        "page.md:7: craft-env export DIR --format paper|csv: "
-        "craft-env export --format: csv is not one of paper, sft, dpo",
+        "page.md:7: craft-env export DIR --format paper|yaml: craft-env export --format: yaml",
         "page.md:7: craft-env frobnicate: craft-env has no command 'frobnicate'",
         "page.md:8: tests/no_such_test.py: no such file in the repository",
+    ]
+
+
+def test_a_synopsis_is_checked_across_its_indented_lines(tmp_path):
+    page = write(tmp_path, "```text\ncraft-env report DIR [--out OUT]\n    [--no-plots] [--colour]\n```\n")
+    assert static_problems(page, build_parser(), set(), 0) == [
+        "page.md:2: craft-env report DIR [--out OUT] [--no-plots] [--colour]: craft-env report has no option --colour"
     ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import warnings
 
 import pytest
 
@@ -182,6 +183,17 @@ def test_cache_survives_a_torn_last_line(tmp_path):
     cache.close()
     lines = path.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["key"] for line in lines] == ["k1", "k3"]
+
+
+def test_import_litellm_filters_pydantics_readonly_warning_and_nothing_else():
+    readonly = "Item 'summary' on TypedDict class 'ChatCompletionReasoningItem' is using the `ReadOnly` qualifier."
+    schema = "pydantic._internal._generate_schema"
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        import_litellm()
+        for message, module in [(readonly, schema), ("another warning", schema), (readonly, "craft_env.x")]:
+            warnings.warn_explicit(message, UserWarning, "x.py", 1, module=module, registry={})
+    assert [str(w.message) for w in seen] == ["another warning", readonly]
 
 
 def test_scripted_provider_answers_offline():

@@ -18,8 +18,6 @@ from craft_env import cli
 from craft_env.eval.run.runner import interrupted_note, run_benchmark
 from craft_env.eval.run.settings import RunSettings
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 
 def _one_line(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]

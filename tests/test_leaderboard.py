@@ -28,8 +28,6 @@ from craft_env.eval.leaderboard.published import published_table
 from craft_env.eval.replay.page import replay_data
 from craft_env.eval.report.report import load_results
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 PAPER_TEXT = Path(__file__).resolve().parents[1].parent / "shared" / "seed" / "CRAFT-paper.txt"
 HOSTILE_MODEL = "<img src=x onerror=alert(1)>|</script><script>window.__pwned=1</script>"
 HOSTILE_MESSAGE = '<script>alert("x")</script> | `code` [link](javascript:alert(1))'

@@ -27,8 +27,6 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 HOSTILE_MODEL = '<img src=x onerror="window.__pwned = 1">'
 HOSTILE_MESSAGE = "</script><script>window.__pwned = 2</script><img src=x onerror=alert(1)>"
 TABS = ("table", "bands", "structures", "failures", "behaviour")

@@ -21,8 +21,6 @@ from craft_env.eval.run.lock import LOCK_NAME, RunLock
 from craft_env.eval.run.runner import run_benchmark
 from craft_env.eval.run.settings import RunSettings
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 
 @pytest.fixture(scope="module")
 def scripted_run(tmp_path_factory) -> Path:

@@ -22,8 +22,6 @@ from craft_env.eval.run.provider import request_context, scripted_reply
 from craft_env.models.cost import Budget, BudgetExceeded, TokenPrice
 from craft_env.models.llm import import_litellm
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 litellm = import_litellm()
 PRICE = TokenPrice(1e-5, 2e-5)
 GAMES = ["--structures", "all", "--turns", "2", "--concurrency", "20", "--no-progress", "--no-plots"]

@@ -17,7 +17,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 from fake_providers import install  # tests/ is on sys.path (conftest)
 
 from craft_env.agents.human import Terminal
@@ -29,8 +28,6 @@ from craft_env.eval.run.settings import RunSettings
 from craft_env.models.cache import ReplayCache
 from craft_env.models.llm import ModelClient, import_litellm
 from craft_env.text.clean import printable, valid_unicode
-
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 litellm = import_litellm()
 TITLE = "\x1b]0;owned\x07"

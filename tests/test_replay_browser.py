@@ -23,8 +23,6 @@ from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 SCRIPT_MESSAGE = "<img src=x onerror=alert(1)>"
 FLAG_MESSAGE = '<img src=x onerror="window.__pwned = 1"><script>window.__pwned = 2</script>'
 BREAKOUT = "</script><script>window.__pwned = 3</script>"

@@ -18,8 +18,6 @@ from craft_env.eval.run.settings import RunSettings
 from fake_providers import install  # tests/ is on sys.path (conftest)
 from gated_process import gated, gated_run, wait_for
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 # ------------------------------------------------------------------ #3 one writer
 
 

@@ -24,8 +24,6 @@ from craft_env.eval.run.settings import RESULT_FIELDS, RunSettings
 from craft_env.eval.run.shard import Shard, canonical_shard, run_games, shard_games
 from craft_env.models.jsonl import read_jsonl
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
-
 #: Seven structures, two runs, no oracle (so results differ from game to game), eight turns: 14 games.
 GAME = {"structures": [0, 1, 2, 3, 4, 5, 6], "runs": 2, "turns": 8, "oracle_n": 0}
 

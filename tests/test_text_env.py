@@ -17,7 +17,6 @@ from craft_env.eval.logs.games import read_games
 from craft_env.eval.run.settings import game_seed
 from craft_env.train.replay import CHECKED_FIELDS
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 CANDIDATE = re.compile(r"^(\d+)\. (.+)$", re.MULTILINE)
 
 

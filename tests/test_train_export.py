@@ -22,7 +22,6 @@ from craft_env.text.replies import builder_action, parse_director_reply, split_t
 from craft_env.train.export import export_training_data
 from craft_env.train.replay import open_run, replay_run
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 TARGETS = load_dataset("paper")
 
 

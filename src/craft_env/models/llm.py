@@ -25,6 +25,7 @@ import os
 import random
 import sys
 import time
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +98,14 @@ CONTEXT_KEY = "craft_env_context"
 _provider_registrars: list[Callable[[Any], None]] = []
 
 
+#: The one warning of litellm's that ``import_litellm`` filters: pydantic on ``ReadOnly`` items of its TypedDicts.
+LITELLM_SCHEMA_WARNING = {
+    "message": r".*`ReadOnly` qualifier",
+    "category": UserWarning,
+    "module": r"pydantic\._internal\._generate_schema",
+}
+
+
 def add_provider(registrar: Callable[[Any], None]) -> None:
     """Have ``registrar(litellm)`` add a custom provider when litellm is imported (at once if it already is).
 
@@ -110,14 +119,20 @@ def add_provider(registrar: Callable[[Any], None]) -> None:
 
 
 def import_litellm() -> Any:
-    """Import litellm with its cost map read locally (no network at import time), custom providers added."""
+    """Import litellm with its cost map read locally (no network at import time), custom providers added.
+
+    litellm's first calls build pydantic schemas of TypedDicts with ``ReadOnly`` items, and pydantic warns
+    that it will not enforce them: news for litellm's authors, not for anyone calling a model. litellm
+    filters that warning itself when it is imported, but ``warnings.catch_warnings`` (pytest runs every test
+    in one) puts back the filters it found, so exactly that warning is filtered again on every call
+    (``LITELLM_SCHEMA_WARNING``).
+    """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    warnings.filterwarnings("ignore", **LITELLM_SCHEMA_WARNING)
     try:
         import litellm
     except ImportError:
         raise ValueError('model: calling a language model needs litellm (pip install "craft-env[llm]")') from None
-
-
     litellm.suppress_debug_info = True
     for registrar in _provider_registrars:
         registrar(litellm)
