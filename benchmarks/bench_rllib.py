@@ -8,9 +8,14 @@ Run: ``python benchmarks/bench_rllib.py [--iterations 3]`` (needs the
   RLlib setup on one core;
 * ``N runners``: ``ppo_config(num_env_runners=N)`` with its defaults
   (1000 env steps, 2 epochs of 250 per iteration), one warm-up iteration,
-  then ``--iterations`` timed ones. ``sampling`` is env steps over RLlib's
-  own sampling timer (``timers/env_runner_sampling_timer``), ``training``
-  env steps over the iterations' wall time (sampling and learning);
+  then ``--iterations`` timed ones: ``training`` is env steps over their
+  wall time (sampling and learning). Then ``--iterations`` batches of the
+  same size sampled as PPO's training step samples them
+  (``synchronous_parallel_sample`` over the algorithm's env runners):
+  ``sampling`` is env steps over their wall time. RLlib's own
+  ``timers/env_runner_sampling_timer`` is not used: it is an exponential
+  average (coefficient 0.01) that starts at the warm-up's value, so after
+  a few iterations it still reports mostly the warm-up;
 * ``2 runners, torch on 2 threads``: the same with ``torch_threads=2``
   (torch's own default on 2 cores), the case ``ppo_config`` avoids.
 
@@ -26,6 +31,7 @@ import time
 
 import numpy as np
 import ray
+from ray.rllib.execution.rollout_ops import synchronous_parallel_sample
 
 from craft_env.wrappers.rllib import make_env, ppo_config
 
@@ -52,16 +58,22 @@ def rllib_rates(num_env_runners: int, iterations: int, torch_threads: int | None
                       ).build_algo()
     try:
         algo.train()  # warm-up: runners start, modules build
-        steps = sampling = 0.0
+        steps = 0
         start = time.perf_counter()
         for _ in range(iterations):
-            result = algo.train()
-            steps += result["env_runners"]["num_env_steps_sampled"]
-            sampling += result["timers"]["env_runner_sampling_timer"]
-        wall = time.perf_counter() - start
+            steps += algo.train()["env_runners"]["num_env_steps_sampled"]
+        training = steps / (time.perf_counter() - start)
+        steps = 0
+        start = time.perf_counter()
+        for _ in range(iterations):
+            episodes = synchronous_parallel_sample(worker_set=algo.env_runner_group,
+                                                   max_env_steps=algo.config.total_train_batch_size,
+                                                   _uses_new_env_runners=True)
+            steps += sum(episode.env_steps() for episode in episodes)
+        sampling = steps / (time.perf_counter() - start)
     finally:
         algo.stop()
-    return steps / sampling, steps / wall
+    return sampling, training
 
 
 def main() -> None:
