@@ -101,8 +101,8 @@ def collection_paused() -> Iterator[None]:
 
     Records read from JSON hold no reference cycles, so collecting while
     thousands of them pile up finds nothing, yet each pass walks every one
-    still held: with it paused, reading a 60-game run takes about half the
-    time (``benchmarks/bench_leaderboard.py``). Memory is still freed by
+    still held: on the logs of ``benchmarks/bench_leaderboard.py`` reading
+    with it paused took about half the CPU time. Memory is still freed by
     reference counting; a cycle made meanwhile waits for the next pass.
     """
     enabled = gc.isenabled()
