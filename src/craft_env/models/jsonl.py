@@ -30,14 +30,18 @@ import json
 import logging
 import math
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from craft_env.models.redact import Redactor
+from craft_env.text.clean import valid_unicode_data
 
 log = logging.getLogger(__name__)
+#: The JSON escape of a UTF-16 surrogate (``\ud800``...): the only way a lone surrogate is read from UTF-8.
+_SURROGATE_ESCAPE_RE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def json_safe(value: Any) -> Any:
@@ -57,7 +61,11 @@ def dumps(record: dict[str, Any]) -> str:
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """The JSON objects of ``path`` in order; torn or non-object lines are skipped with a warning."""
+    """The JSON objects of ``path`` in order; torn or non-object lines are skipped with a warning.
+
+    A line holding a lone surrogate (a log written before model text was made valid where it entered,
+    docs/robustness.md "Model text") is read with its strings made valid, so every reader can encode them.
+    """
     path = Path(path)
     if not path.exists():
         return
@@ -70,6 +78,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 log.warning("%s:%d: skipping a torn or invalid line", path, number)
                 continue
+            if _SURROGATE_ESCAPE_RE.search(raw):
+                record = valid_unicode_data(record)
             if isinstance(record, dict):
                 yield record
 
