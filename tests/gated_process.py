@@ -19,8 +19,12 @@ import sys
 from pathlib import Path
 
 GATED = r"""
-import asyncio, os, sys
+import asyncio, os, signal, sys
 from pathlib import Path
+
+# Ctrl-C is on, as in a terminal: a suite started in the background (a shell's `&`, nohup) hands its children
+# SIGINT ignored, and then the SIGINT a test sends would be lost (the call ran into its timeout: exit 1, not 130).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from craft_env.models.llm import import_litellm
 from craft_env.eval.run.provider import request_context, scripted_reply
 from craft_env.models.cost import declare_free_provider
