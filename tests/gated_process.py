@@ -2,10 +2,13 @@
 
 Models named ``gated/...`` answer as the scripted team (``scripted/team``),
 but only once the file ``gate`` exists; every call first touches the file
-``waiting``. A test waits for ``waiting`` to appear (the process holds its
-lock and is inside a model call, with asyncio's handlers in place), then
-signals it, or starts a rival, and finally touches ``gate``. Tests wait for
-such states, never for a time.
+``waiting`` and writes a byte to a pipe the test holds. A test waits for that
+byte (the process holds its lock and is inside a model call, with asyncio's
+handlers in place), then signals it, or starts a rival, and finally touches
+``gate``. Tests wait for such states, never for a time, and the wait is a
+blocking read: it takes no processor time from the child under test (a
+polling loop took a whole core and made the child's start minutes long on
+a busy machine).
 """
 
 from __future__ import annotations
@@ -16,20 +19,25 @@ import sys
 from pathlib import Path
 
 GATED = r"""
-import asyncio, sys
+import asyncio, os, signal, sys
 from pathlib import Path
+
+# Ctrl-C is on, as in a terminal: a suite started in the background (a shell's `&`, nohup) hands its children
+# SIGINT ignored, and then the SIGINT a test sends would be lost (the call ran into its timeout: exit 1, not 130).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from craft_env.models.llm import import_litellm
 from craft_env.eval.run.provider import request_context, scripted_reply
 from craft_env.models.cost import declare_free_provider
 
 litellm = import_litellm()
 declare_free_provider("gated")  # it answers as the free scripted team: no price warning on stderr
-gate, waiting = Path(sys.argv[1]), Path(sys.argv[2])
+gate, waiting, ready = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 
 
 class Gated(litellm.CustomLLM):
     async def acompletion(self, model, messages, *args, **kwargs):
         waiting.touch()
+        os.write(ready, b"w")
         while not gate.exists():
             await asyncio.sleep(0.02)
         text = scripted_reply("scripted/team", messages, request_context(kwargs))
@@ -39,27 +47,40 @@ class Gated(litellm.CustomLLM):
 litellm.custom_provider_map = [*litellm.custom_provider_map, {"provider": "gated", "custom_handler": Gated()}]
 from craft_env.cli import main
 
-sys.exit(main(sys.argv[3:]))
+sys.exit(main(sys.argv[4:]))
 """
 
 
-def gated(folder: Path, *args: str) -> subprocess.Popen:
-    """``craft-env ARGS`` with the gate ``folder/gate`` and the marker ``folder/waiting``."""
-    return subprocess.Popen(
-        [sys.executable, "-c", GATED, str(folder / "gate"), str(folder / "waiting"), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+class GatedProcess(subprocess.Popen):
+    """A ``Popen`` that also holds the read end of the child's "waiting" pipe."""
+
+    ready: int
 
 
-def wait_for(process: subprocess.Popen, path: Path) -> None:
-    """Block until ``path`` exists (the process reached that state); fail if the process ended first."""
-    while not path.exists():
-        if process.poll() is not None:
-            raise AssertionError(f"the process ended early: {process.stderr.read()}")
-        os.sched_yield()
+def gated(folder: Path, *args: str) -> GatedProcess:
+    """``craft-env ARGS`` with the gate ``folder/gate``, the marker ``folder/waiting`` and a "waiting" pipe."""
+    ready, ready_child = os.pipe()
+    try:
+        process = GatedProcess(
+            [sys.executable, "-c", GATED, str(folder / "gate"), str(folder / "waiting"), str(ready_child), *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, pass_fds=(ready_child,),
+        )
+    finally:
+        os.close(ready_child)  # the child holds the only write end: its exit ends the test's read
+    process.ready = ready
+    return process
 
 
-def gated_run(folder: Path, out: Path, *extra: str) -> subprocess.Popen:
+def wait_for(process: GatedProcess, path: Path) -> None:
+    """Block until the process is inside a model call (it wrote to the pipe and made ``path``); fail if it
+    ended first. A blocking read: no polling, no time limit of its own (pytest's timeout, if any, applies)."""
+    if not os.read(process.ready, 1):
+        os.close(process.ready)
+        raise AssertionError(f"the process ended early: {process.stderr.read()}")
+    assert path.exists()
+
+
+def gated_run(folder: Path, out: Path, *extra: str) -> GatedProcess:
     """A gated ``craft-env run`` of two short games into ``out``."""
     return gated(folder, "run", "--out", str(out), "--no-progress", "--no-plots", "--structures", "0,1",
                  "--turns", "2", "--director-model", "gated/team", "--builder-model", "gated/team", *extra)

@@ -3,7 +3,8 @@
 The layer table of docs/architecture.md is the one statement of the layering:
 this test reads it, maps every module of ``src/craft_env`` to the deepest
 package named there, and holds every import of a craft_env module (at the top
-of a file or inside a function) against it.
+of a file or inside a function) against it. It also holds every function to
+``MAX_FUNCTION_LINES`` (docs/architecture.md, "Small functions").
 """
 
 from __future__ import annotations
@@ -189,3 +190,61 @@ def test_the_checks_catch_what_they_guard(tmp_path):
     assert imports_of(fake, "craft_env.fake") == [("craft_env.core.board", ("_private",), False, 2)]
     assert package_of("craft_env.eval.run.runner", table) == "craft_env.eval.run"
     assert package_of("craft_env.evaluation", table) == "craft_env"
+
+
+# ------------------------------------------------------------------------------------------ function length
+
+#: The most lines a function may take, from its ``def`` to its last line, docstring included.
+MAX_FUNCTION_LINES = 80
+#: The functions allowed past ``MAX_FUNCTION_LINES``, each with its reason (one gone or fitting fails).
+LONG_FUNCTIONS = {
+    "craft_env.core.game.builder_row": "the builder's turn as one numba kernel, inlined into its callers for "
+    "speed (docs/environment.md, \"Before and after inlined turn kernels\")",
+}
+
+
+def function_lengths(path: Path, module: str) -> dict[str, int]:
+    """``{module.Class.function: lines}`` for every function and method of ``path``, nested ones included."""
+    found = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}.{child.name}"
+                found[name] = child.end_lineno - child.lineno + 1
+                visit(child, name)
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}.{child.name}")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), module)
+    return found
+
+
+def long_functions() -> dict[str, int]:
+    """Every function of ``src/craft_env`` longer than ``MAX_FUNCTION_LINES``, with its length."""
+    return {
+        name: lines
+        for path in sorted((SRC / "craft_env").rglob("*.py"))
+        for name, lines in function_lengths(path, module_name(path)).items()
+        if lines > MAX_FUNCTION_LINES
+    }
+
+
+def test_no_function_is_longer_than_80_lines_but_the_listed_ones():
+    found = long_functions()
+    assert {name: lines for name, lines in found.items() if name not in LONG_FUNCTIONS} == {}
+    assert [name for name in LONG_FUNCTIONS if name not in found] == []  # one that now fits leaves the list
+
+
+def test_the_length_check_sees_methods_nested_functions_and_docstrings(tmp_path):
+    body = "\n".join(f"    x{k} = {k}" for k in range(MAX_FUNCTION_LINES - 2))
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        f"class A:\n    def m(self):\n        def inner():\n            pass\n\n"
+        f'def f():\n    """Doc."""\n{body}\n    return x0\n',
+        encoding="utf-8",
+    )
+    lengths = function_lengths(fake, "fake")
+    assert lengths == {"fake.A.m": 3, "fake.A.m.inner": 2, "fake.f": MAX_FUNCTION_LINES + 1}

@@ -31,7 +31,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path):
     wait_for(process, tmp_path / "waiting")
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate()
-    assert process.returncode == 130
+    assert process.returncode == 130, stderr
     line = _one_line(stderr)
     assert line.startswith("craft-env: interrupted; 0 turn(s) and 0 finished game(s) are saved in ")
     assert line.endswith(f"finish with: craft-env run --resume --out {out}")
@@ -68,7 +68,7 @@ def test_an_interrupted_judge_says_how_it_finishes(tmp_path):
     wait_for(process, tmp_path / "waiting")
     process.send_signal(signal.SIGINT)  # SIGTERM takes the same path (test_sigterm_stops_a_run_as_ctrl_c_does)
     _, stderr = process.communicate()
-    assert process.returncode == 130
+    assert process.returncode == 130, stderr
     line = _one_line(stderr)
     assert "--resume" not in line
     assert line == (f"craft-env: interrupted; 0 judged item(s) are saved in {out / 'judges' / 'gated__judge'}; "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -373,6 +375,29 @@ def test_judge_command_prints_scores(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "SG4" in printed and "MM1" not in printed
     assert main(["judge", str(out), "--judge-model", "engine", "--judges", "zz"]) == 2
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_judge_table_fits_the_terminal_and_no_cell_is_cut(tmp_path, monkeypatch, width):
+    """The judge's score table is drawn as the report's tables are (``eval.results.terminal.fitted_tables``):
+    within the terminal's width, no cell cut to "…", every number of every row shown."""
+    rich = pytest.importorskip("rich.console")
+    from craft_env.cli import main
+    from craft_env.eval.judges import command
+
+    console = rich.Console(width=width, file=io.StringIO(), record=True, color_system=None)
+    monkeypatch.setattr(command, "terminal_console", lambda: console)
+    out = _game(tmp_path)
+    assert main(["judge", str(out), "--judge-model", "engine", "--no-progress"]) == 0
+    text = console.export_text()
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= width
+    rows = command.score_rows(out, "engine", "default")
+    assert len(rows) > 20  # every question and family of SG, MM and PS
+    for code, *cells in rows:
+        line = next(line for line in text.splitlines() if re.match(rf"\W*{code}\b", line))
+        assert cells[-1] in line  # the count scored, on the question's own line
+        assert all(number in text for cell in cells for number in re.findall(r"\d+\.\d+", cell))
 
 
 

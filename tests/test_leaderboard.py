@@ -315,6 +315,34 @@ def test_an_entry_file_round_trips(runs, tmp_path):
     assert from_file["kind"] == "entry file"
 
 
+V1_ENTRY = Path(__file__).resolve().parent / "data" / "leaderboard-v1-random.entry.json"
+
+
+def test_an_entry_file_of_version_1_still_reads_with_panic_empty(runs, tmp_path):
+    """An entry written before panic was measured (the random team, by the previous release) keeps its
+    numbers: panic is empty, never 0, and its teammate score is the one it was written with."""
+    data = json.loads(V1_ENTRY.read_text())
+    assert data["version"] == 1 and "panic_chances" not in data["behaviour"] and "panic" not in data["measures"]
+    entry = read_entry(V1_ENTRY)
+    assert (entry.behaviour.panic_chances, entry.behaviour.panics) == (0, 0)
+    board = build_board([V1_ENTRY, runs["scripted"]], BoardOptions(**FAST))
+    old = _entry(board, "random")
+    assert old["behaviour"]["panic"] is None
+    assert old["behaviour"]["teammate"] == pytest.approx(data["measures"]["teammate"])
+    for name in ("chatter", "broken_record", "grounding", "recovery", "overthink"):
+        assert old["behaviour"][name] == pytest.approx(data["measures"][name]), name
+    text = board_markdown(board)
+    header = "| Rank | Entry | Teammate | Chatter | Broken record | Panic | Grounding | Recovery | Overthink |"
+    rows = text.split(header, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    assert next(r for r in rows if r.split(" | ")[1] == "random").split(" | ")[5] == "—"  # its Panic cell
+    # a version 2 file must carry the panic counts
+    current = tmp_path / "v2.entry.json"
+    data["version"] = 2
+    current.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"behaviour\.panic_chances: expected a count"):
+        read_entry(current)
+
+
 def _tampered(source: Path, tmp_path: Path, change) -> Path:
     data = json.loads(source.read_text())
     change(data)
@@ -342,8 +370,13 @@ def _tampered(source: Path, tmp_path: Path, change) -> Path:
         (lambda d: d["taxonomy"].update(correct=d["taxonomy"]["correct"] + 1), "taxonomy.turns"),
         (lambda d: d["measures"].update(chatter=0.123456), "measures.chatter"),
         (lambda d: d["behaviour"].update(stalls=-2), "behaviour.stalls"),
+        (lambda d: d["measures"].update(panic=0.5), "measures.panic"),
+        (lambda d: d["behaviour"].update(panic_chances=4, panics=1), "measures.panic"),
+        (lambda d: d["behaviour"].update(panics=d["behaviour"]["panic_chances"] + 1), "behaviour.panics"),
+        (lambda d: d["behaviour"].pop("panic_chances"), "behaviour.panic_chances"),
         (lambda d: d.update(format="something else"), "format"),
-        (lambda d: d.update(version=2), "version"),
+        (lambda d: d.update(version=3), "version"),
+        (lambda d: d.update(version="2"), "version"),
     ],
 )
 def test_an_entry_file_that_does_not_add_up_is_refused_naming_the_field(runs, tmp_path, change, field):
@@ -459,11 +492,16 @@ def test_markdown_and_json_outputs(runs, tmp_path, capsys):
     text = md.read_text()
     assert "## dataset paper · protocol paper · oracle 5 · no tools · 6 turns" in text
     assert "Gemini-3-Flash (published)" in text and "0.675 ± 0.052" in text
+    header = "| Rank | Entry | Teammate | Chatter | Broken record | Panic | Grounding | Recovery | Overthink |"
+    behaviour = text.split(header, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    assert sorted(line.split(" | ")[1] for line in behaviour) == ["random", "scripted"]  # no published row
+    assert "(1 - panic)" in text
     assert (
         main(["leaderboard", str(runs["scripted"]), "--format", "json", "-o", str(js), "--no-published"]) == 0
     )
     data = json.loads(js.read_text())
     assert [e["key"] for e in data["entries"]] == ["scripted"]
+    assert "panic" in data["measures"] and "panic" in data["entries"][0]["behaviour"]
     assert data["bootstrap"] == {"samples": 10_000, "seed": 0, "level": 0.95}
     assert not any(isinstance(v, float) and math.isnan(v) for v in data["entries"][0]["m"].values())
 

@@ -152,6 +152,8 @@ def test_leaderboard_in_chromium(page, browser):
     assert _first_group_rows(browser) == rows
     header = browser.find_element(By.CSS_SELECTOR, 'th[data-key="chatter"]')
     assert "sorted-desc" in header.get_attribute("class")
+    panic = browser.find_element(By.CSS_SELECTOR, '#tab-behaviour th[data-key="panic"]')
+    assert panic.text == "Panic" and "start over" in panic.get_attribute("title")
     _open(browser, url + "#tab=table&q=GPT-4o&tag=published")
     assert browser.find_element(By.ID, "search").get_attribute("value") == "GPT-4o"
     assert {by_key[k]["name"] for k in _first_group_rows(browser)} == {"GPT-4o", "GPT-4o-Mini"}

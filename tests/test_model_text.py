@@ -27,7 +27,7 @@ from craft_env.eval.run.runner import run_benchmark
 from craft_env.eval.run.settings import RunSettings
 from craft_env.models.cache import ReplayCache
 from craft_env.models.llm import ModelClient, import_litellm
-from craft_env.text.clean import printable, valid_unicode
+from craft_env.text.clean import printable, valid_unicode, valid_unicode_data
 
 litellm = import_litellm()
 TITLE = "\x1b]0;owned\x07"
@@ -89,6 +89,37 @@ def test_replayed_records_of_an_older_version_are_made_valid(tmp_path):
     messages = [{"role": "user", "content": "hi"}]
     cache.put({"key": client.key(messages), "model": "nowhere/model", "text": "old \ud800 reply"})
     assert asyncio.run(client.acomplete(messages)).text == "old \ufffd reply"
+
+
+def test_a_run_log_of_an_older_version_holding_a_lone_surrogate_is_read_valid(tmp_path, capsys):
+    out = _run(tmp_path, "", name="plain")
+    log_path = out / "run_1" / "log.jsonl"
+    lines = log_path.read_text(encoding="utf-8").splitlines()
+    for k, line in enumerate(lines):  # what an older version wrote: the surrogate's JSON escape in a message
+        record = json.loads(line)
+        if record.get("kind") == "turn":
+            record["director_responses"][0]["message"] = "old \ud800 text"
+            record["director_responses"][0]["\udfff key"] = "value \udc00"
+            lines[k] = json.dumps(record)
+            break
+    log_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (game,) = read_games(log_path).values()
+    response = game.turns[0]["director_responses"][0]
+    assert response["message"] == "old \ufffd text" and response["\ufffd key"] == "value \ufffd"
+    assert main(["replay", str(out), "-o", str(tmp_path / "replay.html")]) == 0
+    assert main(["transcript", str(out), "--game", "0", "-o", str(tmp_path / "t.md")]) == 0
+    assert "old \ufffd text" in (tmp_path / "t.md").read_text(encoding="utf-8")
+
+
+def test_valid_unicode_data_walks_any_depth_without_recursion():
+    deep: list = ["\ud800"]
+    for _ in range(5000):
+        deep = [deep]
+    fixed = valid_unicode_data({"\ud801": deep, "n": 1})
+    inner = fixed["\ufffd"]
+    for _ in range(5000):
+        inner = inner[0]
+    assert inner == ["\ufffd"] and fixed["n"] == 1
 
 
 # ------------------------------------------------------------------ #7 terminal escapes

@@ -63,7 +63,7 @@ def test_ctrl_c_prints_one_line_with_what_was_saved_and_the_resume_command(tmp_p
     wait_for(process, tmp_path / "waiting")  # inside a model call: a state, never a time
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate()
-    assert process.returncode == 130
+    assert process.returncode == 130, stderr
     assert "Traceback" not in stderr and "Traceback" not in stdout
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr

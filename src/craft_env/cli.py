@@ -70,12 +70,28 @@ _DEFAULTS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The whole command line: every subcommand and its options (read by the docs test too)."""
+    """The whole command line: every subcommand and its options (read by the docs test too).
+
+    Subcommands are added in the order ``--help`` lists them, one function per group of them.
+    """
     parser = argparse.ArgumentParser(
         prog=PROG, description="CRAFT: the multi-director block-building benchmark."
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log games (-v) and turns (-vv)")
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    commands = _subcommands(parser)
+    _add_run_parser(commands)
+    _add_report_parsers(commands)
+    _add_paper_log_parsers(commands)
+    _add_judged_parsers(commands)
+    _add_setup_parsers(commands)
+    _add_play_parser(commands)
+    _add_replay_parsers(commands)
+    return parser
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> Any:
+    """The subparsers of ``parser``, whose ``add_parser`` gives every subcommand ``-v`` after its name too."""
     verbose = argparse.ArgumentParser(add_help=False)
     verbose.add_argument(
         "-v", "--verbose", dest="sub_verbose", action="count", default=0, help=argparse.SUPPRESS
@@ -86,8 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     def with_verbose(name: str, **options: Any) -> argparse.ArgumentParser:
         return add_parser(name, parents=[verbose, *options.pop("parents", [])], **options)
 
-    commands.add_parser = with_verbose  # every subcommand accepts -v after its name too
+    commands.add_parser = with_verbose
+    return commands
 
+
+def _add_run_parser(commands: Any) -> None:
+    """``run``: play the benchmark; the options that decide results are resumable (``_RESUMABLE``)."""
     run = commands.add_parser("run", help="play the benchmark and print Table 1")
     run.add_argument(
         "--director-model", help="'scripted' (default), 'random', or a litellm model, e.g. openai/gpt-4o-mini"
@@ -154,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="play only shard I of N (every game is in exactly one shard); join them with craft-env merge",
     )
 
+
+def _add_report_parsers(commands: Any) -> None:
+    """``report`` (tables and plots from logs) and ``merge`` (a sharded run's shards into one run)."""
     report = commands.add_parser("report", help="Table 1, extras, taxonomy and plots from run logs")
     report.add_argument(
         "dirs", nargs="+", metavar="DIR", help="output directories of craft-env run, or paper result logs"
@@ -172,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     merge.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
+
+def _add_paper_log_parsers(commands: Any) -> None:
+    """``import`` and ``export``: the paper's result logs in and out, and the training data out."""
+    from craft_env.train.options import add_training_export_options
+
     paper_in = commands.add_parser("import", help="paper result logs -> our run directory (replayed)")
     paper_in.add_argument("path", help="a paper result JSON file or a directory of them")
     paper_in.add_argument("-o", "--output", required=True, help="the run directory to write")
@@ -184,9 +212,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="paper: the paper's result logs (one DIR); sft / dpo: TRL's conversational JSONL",
     )
     paper_out.add_argument("-o", "--output", required=True, help="the directory to write")
-    from craft_env.train.options import add_training_export_options
-
     add_training_export_options(paper_out)
+
+
+def _add_judged_parsers(commands: Any) -> None:
+    """``judge`` and ``leaderboard``, whose options their own packages define (``eval.judges``,
+    ``eval.leaderboard``)."""
     from craft_env.eval.judges.command import add_judge_parser
 
     add_judge_parser(commands)
@@ -194,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_leaderboard_parser(commands)
 
+
+def _add_setup_parsers(commands: Any) -> None:
+    """``generate`` (structures in the paper's JSON) and ``compile`` (the numba kernels ahead of time)."""
     generate = commands.add_parser("generate", help="write generated structures in the paper's JSON format")
     generate.add_argument("--n", type=int, default=100, help="how many structures (default 100)")
     generate.add_argument("--seed", type=int, default=0, help="seed of the first structure (default 0)")
@@ -206,6 +240,10 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument(
         "groups", nargs="*", metavar="GROUP", help="some of envs, api, vector (default: all)"
     )
+
+
+def _add_play_parser(commands: Any) -> None:
+    """``play``: a person at one seat of a game in the terminal."""
     play = commands.add_parser("play", help="take one seat of a game yourself, in the terminal")
     play.add_argument("--seat", required=True, help="your seat: builder or one of the seated directors")
     play.add_argument("--seats", help="the seated directors, e.g. D0,D1,D2,D3 (default D1,D2,D3)")
@@ -217,6 +255,10 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--oracle-n", type=int, default=5, help="candidates shown to the builder; 0 = none")
     play.add_argument("--seed", type=int, default=0, help="base seed of the game (default 0)")
     play.add_argument("--out", help="output directory (default runs/play-<timestamp>)")
+
+
+def _add_replay_parsers(commands: Any) -> None:
+    """``replay`` (every game in one HTML page) and ``transcript`` (one game as Markdown)."""
     replay = commands.add_parser("replay", help="every logged game in one self-contained HTML page")
     replay.add_argument("dirs", nargs="+", metavar="DIR", help="output directories of craft-env run")
     replay.add_argument("-o", "--output", default="replay.html", help="the HTML file (default replay.html)")
@@ -228,7 +270,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     transcript.add_argument("--turns", metavar="A-B", help="only turns A to B (e.g. 5-9, or 7)")
     transcript.add_argument("-o", "--output", help="write the Markdown here instead of printing it")
-    return parser
 
 
 def _version() -> str:

@@ -94,56 +94,17 @@ def make_config(
     seats = check_seats(seats)
     if director_sees is None:
         director_sees = "walls" if protocol.directors_see_walls else "full"
-    if structure is not None and not isinstance(structure, Structure):
-        if _is_int(structure):
-            bundled = load_eval_set()
-            if not 0 <= structure < len(bundled):
-                raise ValueError(
-                    f"structure: index {structure} is outside the bundled evaluation set (0..{len(bundled) - 1})"
-                )
-            structure = bundled[structure]
-        else:
-            raise ValueError(
-                f"structure: expected a Structure, an index into the bundled set, or None; got {structure!r}"
-            )
+    structure = _resolve_structure(structure)
     if structure is not None:
         n, height = structure.n, structure.height
-    if not _is_int(max_turns) or not 1 <= max_turns <= MAX_TURNS:
-        raise ValueError(f"max_turns: must be an int in 1..{MAX_TURNS}, got {max_turns!r}")
-    if oracle_n is not None and (not _is_int(oracle_n) or not 1 <= oracle_n <= MAX_ORACLE_N):
-        raise ValueError(f"oracle_n: must be None or an int in 1..{MAX_ORACLE_N}, got {oracle_n!r}")
-    if start not in STARTS:
-        raise ValueError(f"start: must be one of {', '.join(STARTS)}, got {start!r}")
-    start_code(start, seats)
-    order: tuple[int, ...] | None
-    if director_order == "random":
-        order = None
-    elif director_order == "fixed":
-        order = tuple(range(len(seats)))
-    else:
-        try:
-            order = tuple(seats.index(s) if isinstance(s, str) else _seat_number(s) for s in director_order)
-        except (TypeError, ValueError):
-            order = ()
-        if sorted(order) != list(range(len(seats))):
-            raise ValueError(
-                "director_order: must be 'random', 'fixed' or a permutation of the seats "
-                f"{', '.join(seats)} (names or seat indices), got {director_order!r}"
-            )
-    if director_sees not in DIRECTOR_SEES:
-        raise ValueError(f"director_sees: must be one of {', '.join(DIRECTOR_SEES)}, got {director_sees!r}")
-    if reward not in REWARDS:
-        raise ValueError(f"reward: must be one of {', '.join(REWARDS)}, got {reward!r}")
-    if message_mode not in MESSAGE_MODES:
-        raise ValueError(f"message_mode: must be one of {', '.join(MESSAGE_MODES)}, got {message_mode!r}")
-    if text_observations is None:
-        text_observations = message_mode == "text"
-    elif not isinstance(text_observations, bool):
-        raise ValueError(f"text_observations: must be a bool or None, got {text_observations!r}")
-    if render_mode is not None and render_mode not in RENDER_MODES:
-        raise ValueError(f"render_mode: must be None or one of {', '.join(RENDER_MODES)}, got {render_mode!r}")
-    if not isinstance(render_target, bool):
-        raise ValueError(f"render_target: must be a bool, got {render_target!r}")
+    _check_turns(max_turns, oracle_n)
+    _check_start(start, seats)
+    order = _director_order(director_order, seats)
+    _check_choice("director_sees", director_sees, DIRECTOR_SEES)
+    _check_choice("reward", reward, REWARDS)
+    _check_choice("message_mode", message_mode, MESSAGE_MODES)
+    text_observations = _text_observations(text_observations, message_mode)
+    _check_render(render_mode, render_target)
     check_size(n, height)
     return EnvConfig(
         structure=structure,
@@ -162,6 +123,82 @@ def make_config(
         protocol=protocol,
         seats=seats,
     )
+
+
+def _resolve_structure(structure: Any) -> Structure | None:
+    """The target: a ``Structure`` as given, an index into the bundled evaluation set looked up, or None."""
+    if structure is None or isinstance(structure, Structure):
+        return structure
+    if not _is_int(structure):
+        raise ValueError(
+            f"structure: expected a Structure, an index into the bundled set, or None; got {structure!r}"
+        )
+    bundled = load_eval_set()
+    if not 0 <= structure < len(bundled):
+        raise ValueError(
+            f"structure: index {structure} is outside the bundled evaluation set (0..{len(bundled) - 1})"
+        )
+    return bundled[structure]
+
+
+def _check_turns(max_turns: Any, oracle_n: Any) -> None:
+    """The game length and the candidate count fit the kernels' 32-bit counters (``MAX_TURNS``,
+    ``MAX_ORACLE_N``)."""
+    if not _is_int(max_turns) or not 1 <= max_turns <= MAX_TURNS:
+        raise ValueError(f"max_turns: must be an int in 1..{MAX_TURNS}, got {max_turns!r}")
+    if oracle_n is not None and (not _is_int(oracle_n) or not 1 <= oracle_n <= MAX_ORACLE_N):
+        raise ValueError(f"oracle_n: must be None or an int in 1..{MAX_ORACLE_N}, got {oracle_n!r}")
+
+
+def _check_start(start: Any, seats: tuple[str, ...]) -> None:
+    """``start`` names a starting board, and a seated wall start names a seat that is seated."""
+    if start not in STARTS:
+        raise ValueError(f"start: must be one of {', '.join(STARTS)}, got {start!r}")
+    start_code(start, seats)
+
+
+def _director_order(director_order: Any, seats: tuple[str, ...]) -> tuple[int, ...] | None:
+    """The speaking order as seat indices: None for ``"random"`` (drawn each turn), the seat order for
+    ``"fixed"``, else a permutation of the seats given by name or index."""
+    if director_order == "random":
+        return None
+    if director_order == "fixed":
+        return tuple(range(len(seats)))
+    try:
+        order = tuple(seats.index(s) if isinstance(s, str) else _seat_number(s) for s in director_order)
+    except (TypeError, ValueError):
+        order = ()
+    if sorted(order) != list(range(len(seats))):
+        raise ValueError(
+            "director_order: must be 'random', 'fixed' or a permutation of the seats "
+            f"{', '.join(seats)} (names or seat indices), got {director_order!r}"
+        )
+    return order
+
+
+def _check_choice(field: str, value: Any, choices: tuple[str, ...]) -> None:
+    """``value`` is one of ``choices``; the error names ``field`` and lists them."""
+    if value not in choices:
+        raise ValueError(f"{field}: must be one of {', '.join(choices)}, got {value!r}")
+
+
+def _text_observations(text_observations: Any, message_mode: str) -> bool:
+    """Text observations on or off: left at None they follow the message mode (on for ``"text"``)."""
+    if text_observations is None:
+        return message_mode == "text"
+    if not isinstance(text_observations, bool):
+        raise ValueError(f"text_observations: must be a bool or None, got {text_observations!r}")
+    return text_observations
+
+
+def _check_render(render_mode: Any, render_target: Any) -> None:
+    """``render_mode`` is None or a known mode, and ``render_target`` a bool."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(
+            f"render_mode: must be None or one of {', '.join(RENDER_MODES)}, got {render_mode!r}"
+        )
+    if not isinstance(render_target, bool):
+        raise ValueError(f"render_target: must be a bool, got {render_target!r}")
 
 
 def turns_for_cycles(config: dict[str, Any], steps_per_turn: int) -> tuple[dict[str, Any], int | None]:

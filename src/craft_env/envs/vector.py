@@ -121,6 +121,31 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
+def _check_arguments(num_envs: Any, copy: Any, config: dict[str, Any]) -> None:
+    """The constructor's own arguments, and the ``parallel_env()`` keywords the vector env cannot honour
+    (text and rendering: the module docstring's "Config")."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise ValueError(f"num_envs: must be a positive int, got {num_envs!r}")
+    if config.get("message_mode") == "text":
+        raise ValueError(
+            "message_mode: the vector env plays intents only (message_mode='intent'); "
+            "use craft_env.env() or parallel_env() for text"
+        )
+    if config.get("text_observations"):
+        raise ValueError(
+            "text_observations: the vector env has numeric observations only; "
+            "use craft_env.env() or parallel_env() for text"
+        )
+    for field, idle in (("render_mode", None), ("render_target", False)):
+        if config.get(field, idle) != idle:
+            raise ValueError(
+                f"{field}: the vector env does not render; replay an episode in "
+                "parallel_env(render_mode=...) with reset(seed=env.episode_seeds[i])"
+            )
+    if not isinstance(copy, bool):
+        raise ValueError(f"copy: must be a bool, got {copy!r}")
+
+
 class CraftVectorEnv:
     """``num_envs`` CRAFT episodes in lock-step (see the module docstring)."""
 
@@ -136,58 +161,56 @@ class CraftVectorEnv:
         copy: bool = False,
         **config: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs: must be a positive int, got {num_envs!r}")
+        _check_arguments(num_envs, copy, config)
         self._arguments = (num_envs, structures, copy, dict(config))  # what a pickled copy is built from
-        if config.get("message_mode") == "text":
-            raise ValueError(
-                "message_mode: the vector env plays intents only (message_mode='intent'); "
-                "use craft_env.env() or parallel_env() for text"
-            )
-        if config.get("text_observations"):
-            raise ValueError(
-                "text_observations: the vector env has numeric observations only; "
-                "use craft_env.env() or parallel_env() for text"
-            )
-        for field, idle in (("render_mode", None), ("render_target", False)):
-            if config.get(field, idle) != idle:
-                raise ValueError(
-                    f"{field}: the vector env does not render; replay an episode in "
-                    "parallel_env(render_mode=...) with reset(seed=env.episode_seeds[i])"
-                )
-        if not isinstance(copy, bool):
-            raise ValueError(f"copy: must be a bool, got {copy!r}")
         fixed = self._structures(structures, config)
         announce_cold_kernels(kernels.game_builder_serial, kernels.game_reset)
         self.config = make_config(**config)
-        cfg_obj = self.config
-        self.metadata = {**type(self).metadata, "protocol": cfg_obj.protocol.name}
-        self.num_envs = B = int(num_envs)
+        self.metadata = {**type(self).metadata, "protocol": self.config.protocol.name}
+        self.num_envs = int(num_envs)
         self.copy = copy
-        self.n, self.height = n, height = cfg_obj.n, cfg_obj.height
-        table = action_table(n)
-        self.table = table
-        self.seats = cfg_obj.seats
+        self._set_sizes()
+        self._new_episodes(fixed)
+        self._allocate_step_buffers()
+        self._make_views()
+        self._make_spaces()
+        self.base_seed: int | None = None
+        self._phase: str | None = None
+
+    def _set_sizes(self) -> None:
+        """The board size, seats, action and intent tables and the observation widths of ``self.config``."""
+        cfg = self.config
+        self.n, self.height = n, height = cfg.n, cfg.height
+        self.table = table = action_table(n)
+        self.seats = cfg.seats
         self.directors = tuple(agent_name(seat) for seat in self.seats)
         self.intents = [intent_table(seat, n, height) for seat in self.seats]
-        self.num_actions = A = table.num_actions
-        self.num_intents = I = self.intents[0].num_intents
+        self.num_actions = table.num_actions
+        self.num_intents = intents = self.intents[0].num_intents
         self.noop = table.noop
         seats = len(self.seats)
-        self.builder_dim = builder_obs_dim(n, height, seats, I)
-        self.director_dim = director_obs_dim(n, height, seats, I)
-        if fixed is None and cfg_obj.structure is not None:
-            fixed = [cfg_obj.structure]
+        self.builder_dim = builder_obs_dim(n, height, seats, intents)
+        self.director_dim = director_obs_dim(n, height, seats, intents)
+        self.state_dim = state_dim(n, height, seats, intents)
+
+    def _new_episodes(self, fixed: list[Structure] | None) -> None:
+        """The kernels' config record and the batch's episode arrays (``core.game``), with their short names.
+
+        ``fixed`` (the ``structures=`` of the constructor, else ``structure=``) is cycled over the envs as
+        their targets; without it every episode draws its own.
+        """
+        cfg, num_envs = self.config, self.num_envs
+        if fixed is None and cfg.structure is not None:
+            fixed = [cfg.structure]
         fixed_targets = None
         if fixed is not None:
-            fixed_targets = np.stack([fixed[i % len(fixed)].array for i in range(B)]).astype(np.int8)
+            fixed_targets = np.stack([fixed[i % len(fixed)].array for i in range(num_envs)]).astype(np.int8)
         self._fixed = fixed
         config = game.config_record(
-            self.seats, self.intents, n, height, cfg_obj.max_turns, cfg_obj.oracle_n, cfg_obj.reward,
-            cfg_obj.start,
-            cfg_obj.director_order, cfg_obj.director_sees, cfg_obj.protocol, fixed_targets,
+            self.seats, self.intents, self.n, self.height, cfg.max_turns, cfg.oracle_n, cfg.reward, cfg.start,
+            cfg.director_order, cfg.director_sees, cfg.protocol, fixed_targets,
         )
-        episode = game.new_episodes(config, B, height, self.director_dim, self.builder_dim)
+        episode = game.new_episodes(config, num_envs, self.height, self.director_dim, self.builder_dim)
         self._config, self._episode = config, episode
         # The kernels take the records packed (``core.records``).
         self._config_record, self._episode_record = game.kernel_records(config, episode)
@@ -198,21 +221,29 @@ class CraftVectorEnv:
         self._optimal, self._builder_mask = episode.optimal, episode.builder_mask
         self._director_masks, self._director_obs = episode.director_masks, episode.director_obs
         self._builder_obs = episode.builder_obs
-        self._rewards = np.zeros(B, np.float32)
-        self._terminations = np.zeros(B, bool)
-        self._truncations = np.zeros(B, bool)
-        self._result = np.zeros((B, game.RESULT_WIDTH), np.float64)
-        self._intent_legal = np.zeros((B, seats), bool)
-        self._actions = np.zeros(B, np.int64)
-        self._intent_buffer = np.zeros((B, seats), np.int64)
-        self._zero_rewards = _read_only(np.zeros(B, np.float32))
-        self._false = _read_only(np.zeros(B, bool))
-        noop_director = np.zeros(I, np.int8)
+
+    def _allocate_step_buffers(self) -> None:
+        """The buffers a step writes (``STEP_BUFFERS``) and the constant arrays the idle role returns."""
+        num_envs, seats = self.num_envs, len(self.seats)
+        self._rewards = np.zeros(num_envs, np.float32)
+        self._terminations = np.zeros(num_envs, bool)
+        self._truncations = np.zeros(num_envs, bool)
+        self._result = np.zeros((num_envs, game.RESULT_WIDTH), np.float64)
+        self._intent_legal = np.zeros((num_envs, seats), bool)
+        self._actions = np.zeros(num_envs, np.int64)
+        self._intent_buffer = np.zeros((num_envs, seats), np.int64)
+        self._zero_rewards = _read_only(np.zeros(num_envs, np.float32))
+        self._false = _read_only(np.zeros(num_envs, bool))
+        noop_director = np.zeros(self.num_intents, np.int8)
         noop_director[0] = 1
-        noop_builder = np.zeros(A, np.int8)
+        noop_builder = np.zeros(self.num_actions, np.int8)
         noop_builder[self.noop] = 1
-        self._idle_director_masks = np.broadcast_to(noop_director, (B, seats, I))
-        self._idle_builder_mask = np.broadcast_to(noop_builder, (B, A))
+        self._idle_director_masks = np.broadcast_to(noop_director, (num_envs, seats, self.num_intents))
+        self._idle_builder_mask = np.broadcast_to(noop_builder, (num_envs, self.num_actions))
+
+    def _make_views(self) -> None:
+        """The read-only views a step returns (the module docstring, "Buffers"): observations, masks,
+        rewards and flags, and the builder step's ``infos`` as columns of the result buffer."""
         self._views = {
             "director_obs": _read_only(self._director_obs),
             "builder_obs": _read_only(self._builder_obs),
@@ -223,7 +254,7 @@ class CraftVectorEnv:
             "truncations": _read_only(self._truncations),
         }
         result = self._result
-        self._builder_info_views = {
+        info_columns = {
             "reason": result[:, RESULT_REASON],
             "layer": result[:, RESULT_LAYER],
             "distance": result[:, RESULT_DISTANCE],
@@ -237,26 +268,25 @@ class CraftVectorEnv:
             "episode_seed": self._info["step_seed"],
             "episode": self._info["step_episode"],
         }
-        self._builder_info_views = {k: _read_only(v) for k, v in self._builder_info_views.items()}
+        self._builder_info_views = {k: _read_only(v) for k, v in info_columns.items()}
 
+    def _make_spaces(self) -> None:
+        """The agents and each one's observation and action space, as ``parallel_env()`` has them."""
         self.possible_agents = [*self.directors, BUILDER]
         director_space = spaces.Dict({
             "observation": spaces.Box(0.0, 1.0, (self.director_dim,), np.float32),
-            "action_mask": spaces.Box(0, 1, (I,), np.int8),
+            "action_mask": spaces.Box(0, 1, (self.num_intents,), np.int8),
         })
         builder_space = spaces.Dict({
             "observation": spaces.Box(0.0, 1.0, (self.builder_dim,), np.float32),
-            "action_mask": spaces.Box(0, 1, (A,), np.int8),
+            "action_mask": spaces.Box(0, 1, (self.num_actions,), np.int8),
         })
         self.single_observation_spaces = {a: director_space for a in self.directors}
         self.single_observation_spaces[BUILDER] = builder_space
-        self.single_action_spaces = {a: spaces.Discrete(I) for a in self.directors} | {
-            BUILDER: spaces.Discrete(A)
+        self.single_action_spaces = {a: spaces.Discrete(self.num_intents) for a in self.directors} | {
+            BUILDER: spaces.Discrete(self.num_actions)
         }
-        self.state_dim = state_dim(n, height, seats, I)
         self.single_state_space = spaces.Box(0.0, 1.0, (self.state_dim,), np.float32)
-        self.base_seed: int | None = None
-        self._phase: str | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """The env as plain data (the module docstring, "Pickling")."""

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
-__all__ = ["PrintableFormatter", "printable", "valid_unicode"]
+__all__ = ["PrintableFormatter", "printable", "valid_unicode", "valid_unicode_data"]
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 # C0 controls except tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), and the bidirectional
@@ -32,6 +33,34 @@ _CONTROL_OR_NEWLINE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u20
 def valid_unicode(text: str) -> str:
     """``text`` with each lone surrogate replaced by U+FFFD (the replacement character)."""
     return _SURROGATE_RE.sub("\ufffd", text)
+
+
+def valid_unicode_data(data: Any) -> Any:
+    """``data`` (JSON as ``json.loads`` gives it) with every string, keys included, made ``valid_unicode``.
+
+    For logs written before text was made valid where it entered: a reader applies it to a record whose
+    line holds a surrogate's JSON escape. Containers are changed in place and walked without recursion,
+    so any depth ``json.loads`` accepted is fine.
+    """
+    if isinstance(data, str):
+        return valid_unicode(data)
+    pending = [data] if isinstance(data, (dict, list)) else []
+    while pending:
+        container = pending.pop()
+        if isinstance(container, dict):
+            items = [(valid_unicode(key) if isinstance(key, str) else key, item) for key, item in container.items()]
+            container.clear()
+            container.update(items)
+            slots: Any = list(container.keys())
+        else:
+            slots = range(len(container))
+        for slot in slots:
+            item = container[slot]
+            if isinstance(item, str):
+                container[slot] = valid_unicode(item)
+            elif isinstance(item, (dict, list)):
+                pending.append(item)
+    return data
 
 
 def _escaped(match: re.Match) -> str:

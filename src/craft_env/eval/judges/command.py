@@ -11,7 +11,7 @@ from craft_env.eval.judges.run import JudgeSettings, interrupted_note, judge
 from craft_env.eval.judges.scoring import load_judged, score_table
 from craft_env.eval.judges.tables import pm
 from craft_env.models.llm import missing_environment
-from craft_env.eval.results.terminal import rich_table, terminal_console
+from craft_env.eval.results.terminal import fitted_tables, terminal_console
 from craft_env.text.clean import printable
 
 
@@ -67,8 +67,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
         print(printable(title))
         print(printable("\n".join(" | ".join(r) for r in [headers, *rows])))
     else:
-
-        console.print(rich_table(title, headers, rows))
+        for table in fitted_tables(console, title, headers, rows):
+            console.print(table)
     for c in counts:
         print(f"grader run {c.grader_run}: {c.judged} judged, {c.skipped} already done, {c.unreadable} "
               f"unreadable, {c.errored} failed; {c.calls} calls ({c.cached} replayed), "

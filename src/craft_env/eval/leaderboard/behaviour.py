@@ -16,12 +16,21 @@ and be checked. Over all logged turns of finished games:
 * **recovery**: of the turns after turn 1 that made no progress (progress
   after the turn not above progress after the turn before) and are followed
   by another turn, the share whose next turn makes progress;
+* **panic**: of the director messages on a turn that follows a setback (a
+  turn whose move failed, or after which progress fell below progress after
+  the turn before), the share that call for tearing the build down or raise
+  an alarm (``panics``: a reset phrase such as "start over" or "remove
+  everything", or an alarm word such as stop / wrong / no shouted in
+  capitals or followed by "!");
 * **overthink**: characters of think text over characters of message text,
   over all director replies (0 with no think text; unbounded above);
-* **teammate**: the mean of (1 - chatter), (1 - broken record), grounding
-  and recovery, over those of the four that are defined.
+* **teammate**: the mean of (1 - chatter), (1 - broken record), (1 - panic),
+  grounding and recovery, over those of the five that are defined.
 
-A measure with an empty denominator is NaN (shown as n/a), never 0.
+A measure with an empty denominator is NaN (shown as n/a), never 0. Counts
+read from an entry file written before panic was measured (entry format
+version 1) have no panic counts: panic is n/a there and the teammate score
+is the mean of the other four, as it was when that file was written.
 """
 
 from __future__ import annotations
@@ -31,19 +40,43 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
-from itertools import pairwise
 from typing import Any
 
 from craft_env.text import named_information
 
-MEASURES = ("chatter", "broken_record", "grounding", "recovery", "overthink", "teammate")
+MEASURES = ("chatter", "broken_record", "panic", "grounding", "recovery", "overthink", "teammate")
 TEAMMATE_FORMULA = (
-    "teammate = mean of (1 - chatter), (1 - broken record), grounding, recovery (those defined)"
+    "teammate = mean of (1 - chatter), (1 - broken record), (1 - panic), grounding, recovery (those defined)"
 )
+#: The counts that entry files of format version 1 predate (read as 0: panic not measured).
+PANIC_COUNTS = ("panic_chances", "panics")
 REPEAT_SIMILARITY = 0.8
 PROGRESS_TOLERANCE = 1e-9
 _WORD = re.compile(r"[a-z0-9]+")
 NAN = float("nan")
+
+# Panic (docs/leaderboard.md, "Director behaviour"). A reset phrase, in any case: starting over, or a
+# tear-down verb whose object is the whole build and is not narrowed to a part of it.
+_WHOLE_BUILD = (
+    r"(?:everything|it\s+all|all\s+of\s+it|all\s+(?:the\s+)?blocks|the\s+board"
+    r"|the\s+(?:whole|entire)\s+(?:thing|structure|board|build|tower|wall))"
+)
+_NARROWED = r"(?!\s+(?:on|in|at|from|of|above|below|except|but|that|which|to|with|apart)\b)"
+_TEAR_DOWN = (
+    r"(?:remove|clear|delete|undo|scrap|demolish|dismantle|tear\s+down|knock\s+down"
+    r"|take\s+(?:down|off|away))"
+)
+_RESET = re.compile(
+    rf"\b(?:start(?:ing)?\s+(?:all\s+)?(?:over|again|afresh)|from\s+scratch|restart|reset"
+    rf"|{_TEAR_DOWN}\s+{_WHOLE_BUILD}\b{_NARROWED}"
+    r"|(?:tear|knock)\s+(?:it(?:\s+all)?|everything)\s+down|take\s+(?:it\s+all|everything)\s+(?:down|off|away))",
+    re.IGNORECASE,
+)
+#: Alarm words: they count when shouted (written in capitals) or followed by "!"; said calmly ("no block
+#: there", "the wrong colour") they are ordinary corrections.
+ALARM_WORDS = ("stop", "wrong", "no", "mistake", "mistakes", "oops", "undo", "halt")
+_SHOUTED = re.compile(rf"\b(?:{'|'.join(w.upper() for w in ALARM_WORDS)})\b")
+_EXCLAIMED = re.compile(rf"\b(?:{'|'.join(ALARM_WORDS)})\s*!", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -60,6 +93,8 @@ class BehaviourCounts:
     recoveries: int = 0
     think_chars: int = 0
     message_chars: int = 0
+    panic_chances: int = 0
+    panics: int = 0
 
     def __add__(self, other: BehaviourCounts) -> BehaviourCounts:
         return BehaviourCounts(
@@ -70,15 +105,40 @@ class BehaviourCounts:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "behaviour") -> BehaviourCounts:
-        """Counts from plain data; a missing, negative or non-integer count is a ``ValueError`` naming it."""
+    def from_dict(
+        cls, data: Mapping[str, Any], where: str = "behaviour", predates: Iterable[str] = ()
+    ) -> BehaviourCounts:
+        """Counts from plain data; a missing, negative or non-integer count is a ``ValueError`` naming it.
+
+        ``predates`` names counts the data was written before (``PANIC_COUNTS`` for entry files of
+        version 1): they are 0, not measured, whatever the data holds.
+        """
         values = {}
+        skipped = set(predates)
         for f in fields(cls):
+            if f.name in skipped:
+                values[f.name] = 0
+                continue
             value = data.get(f.name) if isinstance(data, Mapping) else None
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{where}.{f.name}: expected a count (an int >= 0), got {value!r}")
             values[f.name] = value
+        for part, whole in _PARTS.items():
+            if values[part] > values[whole]:
+                raise ValueError(
+                    f"{where}.{part}: {values[part]} is more than {where}.{whole} ({values[whole]})"
+                )
         return cls(**values)
+
+
+#: Each numerator count and the denominator it is a part of.
+_PARTS = {
+    "chatter": "messages",
+    "repeats": "repeat_chances",
+    "grounded": "replies",
+    "recoveries": "stalls",
+    "panics": "panic_chances",
+}
 
 
 @lru_cache(maxsize=1 << 16)
@@ -91,10 +151,7 @@ def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else NAN
 
 
-def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
-
-
+@lru_cache(maxsize=1 << 16)
 def _words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
@@ -107,24 +164,29 @@ def repeats(message: str, previous: str) -> bool:
     return len(a & b) / len(a | b) >= REPEAT_SIMILARITY
 
 
-def _replies(turn: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+@lru_cache(maxsize=1 << 16)
+def panics(message: str) -> bool:
+    """Whether ``message`` calls for tearing the build down or raises an alarm (the panic measure).
+
+    A reset phrase in any case ("start over", "start again", "from scratch",
+    "restart", "reset", or remove / clear / undo / scrap / tear down ... the
+    whole build: "everything", "it all", "all the blocks", "the board", "the
+    whole structure", unless narrowed to a part: "remove everything on the
+    left" is not), or an alarm word (``ALARM_WORDS``) shouted in capitals
+    ("STOP", "WRONG") or followed by "!" ("no!", "Wrong !").
+    """
+    return bool(_RESET.search(message) or _SHOUTED.search(message) or _EXCLAIMED.search(message))
+
+
+def _replies(turn: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The turn's director replies that are JSON objects (logged turns are read from JSON: dicts)."""
     replies = turn.get("director_responses")
-    return [r for r in replies if isinstance(r, Mapping)] if isinstance(replies, list) else []
-
-
-def _messages_by_seat(turn: Mapping[str, Any]) -> dict[str, str]:
-    """Each seat's message of the turn (its last, when a seat spoke twice, as the paper's protocol allows)."""
-    found = {}
-    for reply in _replies(turn):
-        message = _text(reply.get("message"))
-        if message:
-            found[str(reply.get("director"))] = message
-    return found
+    return [r for r in replies if isinstance(r, dict)] if isinstance(replies, list) else []
 
 
 def _progress(turn: Mapping[str, Any]) -> float | None:
     data = turn.get("progress_data")
-    value = data.get("progress") if isinstance(data, Mapping) else None
+    value = data.get("progress") if isinstance(data, dict) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     return float(value)
@@ -135,39 +197,60 @@ def _board_changed(turn: Mapping[str, Any]) -> bool:
     return bool(turn.get("executed"))
 
 
+def _setback(turn: Mapping[str, Any], before: float | None, after: float | None) -> bool:
+    """Whether the turn's move failed (``legal`` false) or left the board further from the target."""
+    fell = before is not None and after is not None and after < before - PROGRESS_TOLERANCE
+    return turn.get("legal") is False or fell
+
+
 def game_behaviour(turns: Sequence[Mapping[str, Any]]) -> BehaviourCounts:
-    """The counts of one game's turns (in turn order)."""
-    messages = chatter = chances = repeated = replies = grounded = stalls = recovered = 0
-    think_chars = message_chars = 0
+    """The counts of one game's turns (in turn order), read in one pass over the turns."""
+    messages = chatter = chances = repeated = replies = grounded = 0
+    panic_chances = panicked = think_chars = message_chars = 0
+    earlier: dict[str, str] | None = None  # each seat's message on the turn before, if it left the board as it was
+    after_setback = False
+    progress: list[float | None] = []
     for turn in turns:
+        said: dict[str, str] = {}  # each seat's message (its last, when it spoke twice, as the paper allows)
         for reply in _replies(turn):
-            message, think = _text(reply.get("message")), _text(reply.get("think"))
+            message, think = reply.get("message"), reply.get("think")
+            message = message.strip() if isinstance(message, str) else ""
+            think = think.strip() if isinstance(think, str) else ""
             think_chars += len(think)
             message_chars += len(message)
-            kinds = _named(message)
             if message:
+                kinds = _named(message)
                 messages += 1
                 chatter += not kinds
+                said[str(reply.get("director"))] = message
+                if after_setback:
+                    panic_chances += 1
+                    panicked += panics(message)
+                if "position" in kinds:
+                    replies += 1
+                    grounded += 1
+                    continue
             if message or think:
                 replies += 1
-                grounded += "position" in kinds or "position" in _named(think)
-    for before, turn in pairwise(turns):
-        if _board_changed(before):
-            continue
-        earlier = _messages_by_seat(before)
-        for seat, message in _messages_by_seat(turn).items():
-            if seat in earlier:
-                chances += 1
-                repeated += repeats(message, earlier[seat])
-    progress = [_progress(t) for t in turns]
-    for k in range(1, len(turns) - 1):
-        before, now, after = progress[k - 1], progress[k], progress[k + 1]
+                grounded += bool(think) and "position" in _named(think)
+        if earlier is not None:
+            for seat, message in said.items():
+                if seat in earlier:
+                    chances += 1
+                    repeated += repeats(message, earlier[seat])
+        earlier = None if _board_changed(turn) else said
+        now = _progress(turn)
+        after_setback = _setback(turn, progress[-1] if progress else None, now)
+        progress.append(now)
+    stalls = recovered = 0
+    for before, now, after in zip(progress, progress[1:-1], progress[2:]):
         if before is None or now is None or after is None or now > before + PROGRESS_TOLERANCE:
             continue
         stalls += 1
         recovered += after > now + PROGRESS_TOLERANCE
     return BehaviourCounts(
-        messages, chatter, chances, repeated, replies, grounded, stalls, recovered, think_chars, message_chars
+        messages, chatter, chances, repeated, replies, grounded, stalls, recovered, think_chars, message_chars,
+        panic_chances, panicked,
     )
 
 
@@ -184,11 +267,18 @@ def measures(counts: BehaviourCounts) -> dict[str, float]:
     found = {
         "chatter": _ratio(counts.chatter, counts.messages),
         "broken_record": _ratio(counts.repeats, counts.repeat_chances),
+        "panic": _ratio(counts.panics, counts.panic_chances),
         "grounding": _ratio(counts.grounded, counts.replies),
         "recovery": _ratio(counts.recoveries, counts.stalls),
         "overthink": _ratio(counts.think_chars, counts.message_chars),
     }
-    parts = [1.0 - found["chatter"], 1.0 - found["broken_record"], found["grounding"], found["recovery"]]
+    parts = [
+        1.0 - found["chatter"],
+        1.0 - found["broken_record"],
+        1.0 - found["panic"],
+        found["grounding"],
+        found["recovery"],
+    ]
     defined = [p for p in parts if not math.isnan(p)]
     found["teammate"] = math.fsum(defined) / len(defined) if defined else NAN
     return found

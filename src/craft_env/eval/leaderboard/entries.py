@@ -44,6 +44,7 @@ from craft_env.eval.results.results import RunResult
 from craft_env.eval.results.stats import mean_sem
 from craft_env.eval.results.table import METRICS, final_metrics
 from craft_env.eval.results.taxonomy import CATEGORIES, taxonomy
+from craft_env.models.jsonl import collection_paused
 
 RUN, PAPER_LOGS, ENTRY_FILE, PUBLISHED = "run", "paper logs", "entry file", "published"
 JUDGE_FAMILIES = ("SG", "MM", "PS")
@@ -293,7 +294,17 @@ def _complexity(structures: Any, games: Iterable[GameLog]) -> dict[str, str]:
 
 
 def entries_from_path(path: str | os.PathLike) -> list[Entry]:
-    """The entries of one run directory (all runs pooled) or one directory of paper result logs."""
+    """The entries of one run directory (all runs pooled) or one directory of paper result logs.
+
+    The logs' records live only while their entry is made, so the cycle
+    collector stays paused until they are gone (``jsonl.collection_paused``):
+    it never walks them.
+    """
+    with collection_paused():
+        return _entries_from_path(path)
+
+
+def _entries_from_path(path: str | os.PathLike) -> list[Entry]:
     results = load_results([path])
     pooled = [r for r in results if r.pooled]
     chosen = pooled or results

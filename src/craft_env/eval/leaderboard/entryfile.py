@@ -10,7 +10,8 @@ them.
 
 Reading one refuses, naming the field, an entry
 
-* that is not an entry file of this format, or has a field of the wrong type;
+* that is not an entry file of this format (version 1 or 2), or has a field
+  of the wrong type;
 * whose ``group`` (dataset, protocol, condition) is not the one its
   settings declare, or whose protocol is unknown;
 * whose games are not on its declared dataset (a bundled set: each game's
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from craft_env.core.protocol import get_protocol
-from craft_env.eval.leaderboard.behaviour import MEASURES, BehaviourCounts, measures
+from craft_env.eval.leaderboard.behaviour import MEASURES, PANIC_COUNTS, BehaviourCounts, measures
 from craft_env.eval.leaderboard.entries import (
     ENTRY_FILE,
     SUMMARY_KEYS,
@@ -46,7 +47,10 @@ from craft_env.eval.results.taxonomy import CATEGORIES
 from craft_env.models.jsonl import json_safe
 
 FORMAT = "craft-env leaderboard entry"
-VERSION = 1
+#: Version 2 added the panic counts (``behaviour.panic_chances``, ``behaviour.panics``) and panic in the
+#: teammate score; a version 1 file still reads, with panic not measured (its cell empty).
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 TOLERANCE = 1e-9
 GAME_FIELDS = {
     "structure": str,
@@ -273,8 +277,10 @@ def entry_from_data(data: Any, origin: str = "entry") -> Entry:
             f"{origin}: format: expected {FORMAT!r}, got "
             f"{data.get('format') if isinstance(data, dict) else data!r}"
         )
-    if data.get("version") != VERSION:
-        raise ValueError(f"{origin}: version: expected {VERSION}, got {data.get('version')!r}")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version not in READABLE_VERSIONS:
+        readable = " or ".join(str(v) for v in READABLE_VERSIONS)
+        raise ValueError(f"{origin}: version: expected {readable}, got {version!r}")
     settings = _need(data, "settings", dict, "")
     condition_data = _need(settings, "condition", dict, "settings.")
     seats = _need(condition_data, "seats", list, "settings.condition.")
@@ -315,7 +321,9 @@ def entry_from_data(data: Any, origin: str = "entry") -> Entry:
         runs=_need(settings, "runs", int, "settings.", optional=True),
         errored=_need(data, "errored", int, ""),
         taxonomy=_taxonomy(data.get("taxonomy")),
-        behaviour=None if behaviour is None else BehaviourCounts.from_dict(behaviour),
+        behaviour=None
+        if behaviour is None
+        else BehaviourCounts.from_dict(behaviour, predates=PANIC_COUNTS if version == 1 else ()),
         judges=_need(data, "judges", dict, "", optional=True),
         credit=_need(data, "credit", dict, "", optional=True),
         complexity=complexity,

@@ -2,7 +2,9 @@
 
 One section per group (same dataset, protocol and condition): rank, band,
 the entry, Table 1 with mean ± SEM, the complexity split where the group
-has one, and the 95% interval of the difference to the next entry. Text
+has one, and the 95% interval of the difference to the next entry; then
+the director behaviour measures of the entries that have logs behind them
+(published rows have none), with the teammate formula. Text
 from logs (model names) is escaped so it stays text in any Markdown
 renderer: ``&``, ``<``, ``>``, ``|``, backticks, brackets and line breaks.
 """
@@ -43,6 +45,31 @@ def _next(entry: dict[str, Any]) -> str:
     return f"{_num(found['diff'], True)} [{_num(found['low'], True)}, {_num(found['high'], True)}] {how}"
 
 
+BEHAVIOUR_HEADERS = {
+    "teammate": "Teammate",
+    "chatter": "Chatter",
+    "broken_record": "Broken record",
+    "panic": "Panic",
+    "grounding": "Grounding",
+    "recovery": "Recovery",
+    "overthink": "Overthink",
+}
+
+
+def _behaviour_table(entries: list[dict[str, Any]], measures: list[str]) -> list[str]:
+    """The behaviour measures of the entries that have them (the page's Director behaviour tab)."""
+    rows = [e for e in entries if e.get("behaviour")]
+    if not rows:
+        return []
+    names = [m for m in BEHAVIOUR_HEADERS if m in measures]
+    headers = ["Rank", "Entry", *(BEHAVIOUR_HEADERS[m] for m in names)]
+    lines = ["Director behaviour:", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for e in rows:
+        cells = [str(e["rank"]), escape_cell(e["label"]), *(_num(e["behaviour"].get(m)) for m in names)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def board_markdown(data: dict[str, Any]) -> str:
     """The Markdown text of a board (``board.build_board``'s data)."""
     by_key = {e["key"]: e for e in data["entries"]}
@@ -80,6 +107,7 @@ def board_markdown(data: dict[str, Any]) -> str:
             cells.append(_next(e))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
+        lines += _behaviour_table([by_key[key] for key in group["entries"]], data["measures"])
     legend = (
         "Rank: 1 + the entries of the group better with the whole 95% interval of the difference in "
         "progress above zero; a band holds neighbours whose interval contains zero. Paired: seeded bootstrap "
@@ -87,6 +115,13 @@ def board_markdown(data: dict[str, Any]) -> str:
         "difference ± 1.96 √(SEM² + SEM²). — marks a value that does not exist for the row."
     )
     lines += [legend, ""]
+    if any(e.get("behaviour") for e in data["entries"]):
+        lines += [
+            f"Director behaviour (docs/leaderboard.md): {escape_cell(data['teammate_formula'])}; chatter, broken "
+            "record and panic are shares of messages (lower is better), grounding and recovery shares of replies "
+            "and stalls (higher is better), overthink think characters per message character.",
+            "",
+        ]
     if data["published"]["shown"]:
         lines += [f"Published rows: {escape_cell(data['published']['citation'])}", ""]
     return "\n".join(lines)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from craft_env.models.jsonl import AppendOnlyJsonl, read_jsonl
+from craft_env.models.jsonl import AppendOnlyJsonl, collection_paused, read_jsonl
 from craft_env.models.redact import Redactor
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,11 @@ def read_games(log_path: str | os.PathLike) -> dict[tuple[int, int], GameLog]:
     number), ``errored`` (last attempt ended in an error), ``stopped`` (a
     person ended it), or ``partial``.
     """
+    with collection_paused():
+        return _read_games(log_path)
+
+
+def _read_games(log_path: str | os.PathLike) -> dict[tuple[int, int], GameLog]:
     turns: dict[tuple[int, int, int], dict[int, dict[str, Any]]] = {}
     games: dict[tuple[int, int], GameLog] = {}
     for record in read_jsonl(log_path):
@@ -86,9 +91,13 @@ def read_games(log_path: str | os.PathLike) -> dict[tuple[int, int], GameLog]:
             attempt = int(record.get("attempt", 1))
         except (KeyError, TypeError, ValueError):
             continue
-        game = games.setdefault(key, GameLog(key[0], key[1], record.get("structure_id")))
-        game.attempts = max(game.attempts, attempt)
-        if record.get("kind") == "turn":
+        game = games.get(key)
+        if game is None:
+            game = games[key] = GameLog(key[0], key[1], record.get("structure_id"))
+        if attempt > game.attempts:
+            game.attempts = attempt
+        kind = record.get("kind")
+        if kind == "turn":
             number = record.get("turn_number")
             if isinstance(number, bool) or not isinstance(number, int) or not isinstance(
                 record.get("progress_data"), dict
@@ -96,7 +105,7 @@ def read_games(log_path: str | os.PathLike) -> dict[tuple[int, int], GameLog]:
                 log.warning("%s: skipping a turn line without turn_number or progress_data", log_path)
                 continue
             turns.setdefault((*key, attempt), {})[number] = record
-        elif record.get("kind") == "game":
+        elif kind == "game":
             event = record.get("event")
             if event == "done" and game.status != "done":
                 game.status, game.attempt, game.marker = "done", attempt, record

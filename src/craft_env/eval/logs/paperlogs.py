@@ -436,20 +436,7 @@ def _director_entries(responses: Any, archetypes: dict[str, Any]) -> list[dict[s
 
 def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], number: int) -> dict[str, Any]:
     """One paper turn as our turn record, replayed; disagreements are added to ``game``."""
-    if "structure_before" in turn:
-        try:
-            logged_before = board_from_paper(turn["structure_before"], turn.get("spans_before"))
-        except ValueError as error:
-            _disagree(game, number, "structure_before", f"unreadable: {error}", _board_text(replayer.board))
-        else:
-            if logged_before != replayer.board:
-                _disagree(
-                    game,
-                    number,
-                    "structure_before",
-                    turn["structure_before"],
-                    _board_text(replayer.board)["structure"],
-                )
+    _check_board_before(game, replayer, turn, number)
     raw_move = turn.get("move_attempted") or turn.get("builder_move_raw")
     clarify = "clarification" in turn and raw_move is None
     move, note = (
@@ -458,20 +445,10 @@ def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], numb
     unreadable = None if move is not None else note
     step = replayer.step(move)
     legal = step.legal and unreadable is None
-    reason = unreadable or step.reason
-    logged_failed = turn.get("failed_move")
-    if isinstance(logged_failed, bool) and not clarify and logged_failed == legal:
-        _disagree(game, number, "failed_move", logged_failed, not legal)
-    progress = turn.get("progress_data") if isinstance(turn.get("progress_data"), dict) else {}
-    logged_metrics = progress.get("metrics") if isinstance(progress.get("metrics"), dict) else None
-    if logged_metrics is not None and legal:
-        for ours, theirs in PAPER_METRICS.items():
-            if theirs in logged_metrics and _differs(logged_metrics[theirs], step.metrics[ours]):
-                _disagree(game, number, theirs, logged_metrics[theirs], step.metrics[ours])
+    _check_turn_outcome(game, turn, number, step, legal, clarify)
     offered = turn.get("oracle_moves")
     offered = [m for m in offered if isinstance(m, dict)] if isinstance(offered, list) else None
     candidates = [move_from_paper(m, game.protocol)[0] for m in offered or ()]
-    executed = legal and move is not None and move.action != "noop"
     move_dict = None if move is None or move.action == "noop" else move.to_dict()
     record = {
         "structure_before": _board_text(step.before),
@@ -482,24 +459,14 @@ def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], numb
             turn.get("director_responses"), game.paper_game.get("archetypes", {})
         ),
         "oracle_moves": None if offered is None and not game.oracle_n else [m for m in offered or ()],
-        "builder": {
-            "think": "",
-            "followed": [],
-            "reason": note if move is not None else None,
-            "sent": turn.get("builder_confirmation"),
-            "action_id": None,
-            "calls": 0,
-            "tokens": {"prompt": 0, "completion": 0},
-            "cost": 0.0,
-            "latency": 0.0,
-        },
+        "builder": _paper_builder_entry(turn, note if move is not None else None),
         "move_attempted": move_dict,
         "move": None if move_dict is None else str(move),
         "question": turn.get("clarification") if clarify else None,
         "legal": legal,
         "failed": not legal,
-        "executed": executed,
-        "reason": reason,
+        "executed": legal and move is not None and move.action != "noop",
+        "reason": unreadable or step.reason,
         "followed_oracle": bool(
             move is not None and move.action != "noop" and move in [c for c in candidates if c]
         ),
@@ -507,10 +474,7 @@ def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], numb
         "remove_prescribed": step.remove_prescribed,
         "remove_attempted": bool(move is not None and move.action == "remove"),
         "progress_data": dict(step.metrics),
-        "calls": 0,
-        "tokens": {"prompt": 0, "completion": 0},
-        "cost": 0.0,
-        "latency": 0.0,
+        **_no_usage(),
         "paper_turn": turn,
         "turn_number": number,
     }
@@ -518,6 +482,60 @@ def _replay_turn(game: PaperGame, replayer: Replayer, turn: dict[str, Any], numb
         record["tool_calls"] = turn["tool_calls"]
     record["replay_disagreements"] = [d for d in game.disagreements if d["turn"] == number]
     return record
+
+
+def _no_usage() -> dict[str, Any]:
+    """The usage fields of a turn record (``eval.logs``), fresh each time: a paper log records no calls,
+    tokens, cost or latency."""
+    return {"calls": 0, "tokens": {"prompt": 0, "completion": 0}, "cost": 0.0, "latency": 0.0}
+
+
+def _check_board_before(game: PaperGame, replayer: Replayer, turn: dict[str, Any], number: int) -> None:
+    """A disagreement when the logged board before the move is unreadable or not the replayed board."""
+    if "structure_before" not in turn:
+        return
+    try:
+        logged_before = board_from_paper(turn["structure_before"], turn.get("spans_before"))
+    except ValueError as error:
+        _disagree(game, number, "structure_before", f"unreadable: {error}", _board_text(replayer.board))
+        return
+    if logged_before != replayer.board:
+        _disagree(
+            game,
+            number,
+            "structure_before",
+            turn["structure_before"],
+            _board_text(replayer.board)["structure"],
+        )
+
+
+def _check_turn_outcome(
+    game: PaperGame, turn: dict[str, Any], number: int, step: Step, legal: bool, clarify: bool
+) -> None:
+    """Disagreements when the log's ``failed_move`` or its tracker metrics after a legal move differ from the
+    replay (``PAPER_METRICS``, within ``TOLERANCE``)."""
+    logged_failed = turn.get("failed_move")
+    if isinstance(logged_failed, bool) and not clarify and logged_failed == legal:
+        _disagree(game, number, "failed_move", logged_failed, not legal)
+    progress = turn.get("progress_data") if isinstance(turn.get("progress_data"), dict) else {}
+    logged_metrics = progress.get("metrics") if isinstance(progress.get("metrics"), dict) else None
+    if logged_metrics is not None and legal:
+        for ours, theirs in PAPER_METRICS.items():
+            if theirs in logged_metrics and _differs(logged_metrics[theirs], step.metrics[ours]):
+                _disagree(game, number, theirs, logged_metrics[theirs], step.metrics[ours])
+
+
+def _paper_builder_entry(turn: dict[str, Any], reason: str | None) -> dict[str, Any]:
+    """The builder entry of a turn record for a paper turn: the confirmation it sent and why its move was
+    read as it was; the paper logs no thinking, followed candidates or usage."""
+    return {
+        "think": "",
+        "followed": [],
+        "reason": reason,
+        "sent": turn.get("builder_confirmation"),
+        "action_id": None,
+        **_no_usage(),
+    }
 
 
 def replay_paper_game(path: Path, info: dict[str, Any], data: dict[str, Any]) -> PaperGame:
@@ -841,97 +859,141 @@ def _paper_move(move: Move, before: Structure) -> dict[str, Any]:
     return data
 
 
+@dataclass
+class _Export:
+    """One game under export: our engine replaying its moves, and what the paper's log carries from turn to
+    turn (the conversation so far, the overall progress after each legal move, each seat's archetype)."""
+
+    target: Structure
+    protocol: Protocol
+    created: str
+    replayer: Replayer
+    history: list[str] = field(default_factory=list)
+    progress: list[float] = field(default_factory=list)
+    archetypes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def last_progress(self) -> float:
+        """The overall progress after the last legal move (0 before any)."""
+        return self.progress[-1] if self.progress else 0.0
+
+
 def _export_game(game, config: dict[str, Any], target: Structure, protocol: Protocol, created: str) -> dict:
-    turns_out: list[dict[str, Any]] = []
-    history: list[str] = []
+    """One of our games (a ``GameLog``) as a game of the paper's log: every turn replayed from the game's
+    first board with our engine, so the boards, metrics and tracker records are the engine's."""
     first = game.turns[0]["structure_before"] if game.turns else None
     start = Structure.from_dict(first, n=target.n, height=target.height) if first else None
-    replayer = Replayer(target, protocol, start)
-    last_progress, final_progress, records = 0.0, 0.0, []
-    archetypes: dict[str, str] = {}
-    for record in game.turns:
-        number = int(record["turn_number"])
-        structure, spans = _flat(replayer.board)
-        turn: dict[str, Any] = {
-            "turn_number": number,
-            "timestamp": created,
-            "structure_before": structure,
-            "spans_before": spans,
+    export = _Export(target, protocol, created, Replayer(target, protocol, start))
+    turns_out = [_export_turn(export, record) for record in game.turns]
+    return _export_game_record(game, config, export, turns_out)
+
+
+def _export_turn(export: _Export, record: dict[str, Any]) -> dict[str, Any]:
+    """One turn record of ours as the paper's turn: the directors' replies, then the builder's move (or its
+    clarification, or an unreadable reply), replayed."""
+    number = int(record["turn_number"])
+    structure, spans = _flat(export.replayer.board)
+    turn: dict[str, Any] = {
+        "turn_number": number,
+        "timestamp": export.created,
+        "structure_before": structure,
+        "spans_before": spans,
+    }
+    responses = _export_directors(export, record)
+    turn["director_responses"] = responses
+    move = None if record.get("move_attempted") is None else Move.from_dict(record["move_attempted"])
+    if move is not None and move.action == "noop":
+        move = None
+    step = export.replayer.step(move)
+    if move is None and not record.get("legal", True):  # an unreadable reply: a failed turn, no move
+        unreadable = {"action": "unreadable", "text": (record.get("builder") or {}).get("sent")}
+        turn |= {
+            "builder_confirmation": "",
+            "builder_move_raw": unreadable,
+            "move_attempted": unreadable,
+            "move_executed": False,
+            "failed_move": True,
+            "progress_data": {"error": record.get("reason")},
         }
-        responses = {}
-        for entry in record.get("director_responses") or ():
-            seat = entry["director"]
-            archetypes.setdefault(seat, entry.get("archetype"))
-            responses[seat] = {
-                "internal_thinking": entry.get("think", ""),
-                "public_message": entry.get("message", ""),
-                "raw_response": entry.get("raw") or entry.get("message", ""),
-            }
-            history.append(f"{seat}: {entry.get('message', '')}")
-        turn["director_responses"] = responses
-        move = None if record.get("move_attempted") is None else Move.from_dict(record["move_attempted"])
-        if move is not None and move.action == "noop":
-            move = None
-        step = replayer.step(move)
-        offered = record.get("oracle_moves")
-        if move is None and not record.get("legal", True):  # an unreadable reply: a failed turn, no move
-            unreadable = {"action": "unreadable", "text": (record.get("builder") or {}).get("sent")}
-            turn |= {
-                "builder_confirmation": "",
-                "builder_move_raw": unreadable,
-                "move_attempted": unreadable,
-                "move_executed": False,
-                "failed_move": True,
-                "progress_data": {"error": record.get("reason")},
-            }
-            history.append(f"Builder: FAILED - {record.get('reason')}")
-        elif move is None:
-            turn["clarification"] = record.get("question") or ""
-            turn["move_executed"] = False
-            history.append(f"Builder: {turn['clarification']}")
-        else:
-            paper_move = _paper_move(move, step.before)
-            confirmation = (record.get("builder") or {}).get("think") or str(move)
-            turn["builder_confirmation"] = confirmation
-            turn["builder_move_raw"] = dict(paper_move)
-            if offered:
-                turn["oracle_moves"] = offered
-                turn["builder_followed_oracle"] = bool(record.get("followed_oracle"))
-            turn["move_attempted"] = paper_move
-            turn["move_executed"] = step.legal
-            turn["failed_move"] = not step.legal
-            turn["director_discussion_full"] = "\n".join(
-                f"{s}: {r['public_message']}" for s, r in responses.items()
-            )
-            if step.legal:
-                tracker = _tracker_metrics(step.after, target, step.metrics)
-                turn["progress_data"] = {
-                    "turn_number": number,
-                    "move": paper_move,
-                    "metrics": tracker,
-                    "progress_delta": tracker["overall_progress"] - last_progress if records else 0.0,
-                    "structure_snapshot": _flat(step.after)[0],
-                }
-                records.append(tracker["overall_progress"])
-                last_progress = final_progress = tracker["overall_progress"]
-                turn.update(_placement(move, step.before, step.after, target))
-                history.append(f"Builder: {confirmation}")
-            else:
-                turn["progress_data"] = {"error": step.reason}
-                history.append(f"Builder: FAILED - {step.reason}")
-        achieved = is_completed(protocol, step.metrics["progress"], step.metrics["distance"] == 0)
-        turn["target_achieved"] = achieved
-        if not achieved:
-            turn["conversation_snapshot"] = list(history[-50:])
-        if record.get("tool_calls"):
-            turn["tool_calls"] = record["tool_calls"]
-        turns_out.append(turn)
+        export.history.append(f"Builder: FAILED - {record.get('reason')}")
+    elif move is None:
+        turn["clarification"] = record.get("question") or ""
+        turn["move_executed"] = False
+        export.history.append(f"Builder: {turn['clarification']}")
+    else:
+        turn |= _export_move(export, record, move, step, responses)
+    achieved = is_completed(export.protocol, step.metrics["progress"], step.metrics["distance"] == 0)
+    turn["target_achieved"] = achieved
+    if not achieved:
+        turn["conversation_snapshot"] = list(export.history[-50:])
+    if record.get("tool_calls"):
+        turn["tool_calls"] = record["tool_calls"]
+    return turn
+
+
+def _export_directors(export: _Export, record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The directors' replies of a turn as the paper's ``director_responses``; each seat's first archetype
+    and every message are kept for the game record and the conversation."""
+    responses = {}
+    for entry in record.get("director_responses") or ():
+        seat = entry["director"]
+        export.archetypes.setdefault(seat, entry.get("archetype"))
+        responses[seat] = {
+            "internal_thinking": entry.get("think", ""),
+            "public_message": entry.get("message", ""),
+            "raw_response": entry.get("raw") or entry.get("message", ""),
+        }
+        export.history.append(f"{seat}: {entry.get('message', '')}")
+    return responses
+
+
+def _export_move(
+    export: _Export, record: dict[str, Any], move: Move, step: Step, responses: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The paper's fields of a turn whose builder made a move: the move as logged, whether it ran, and after
+    a legal one the tracker record (``progress_data``) and the placement flags."""
+    paper_move = _paper_move(move, step.before)
+    confirmation = (record.get("builder") or {}).get("think") or str(move)
+    fields: dict[str, Any] = {"builder_confirmation": confirmation, "builder_move_raw": dict(paper_move)}
+    offered = record.get("oracle_moves")
+    if offered:
+        fields["oracle_moves"] = offered
+        fields["builder_followed_oracle"] = bool(record.get("followed_oracle"))
+    fields["move_attempted"] = paper_move
+    fields["move_executed"] = step.legal
+    fields["failed_move"] = not step.legal
+    fields["director_discussion_full"] = "\n".join(
+        f"{s}: {r['public_message']}" for s, r in responses.items()
+    )
+    if not step.legal:
+        fields["progress_data"] = {"error": step.reason}
+        export.history.append(f"Builder: FAILED - {step.reason}")
+        return fields
+    tracker = _tracker_metrics(step.after, export.target, step.metrics)
+    fields["progress_data"] = {
+        "turn_number": int(record["turn_number"]),
+        "move": paper_move,
+        "metrics": tracker,
+        "progress_delta": tracker["overall_progress"] - export.last_progress if export.progress else 0.0,
+        "structure_snapshot": _flat(step.after)[0],
+    }
+    export.progress.append(tracker["overall_progress"])
+    fields.update(_placement(move, step.before, step.after, export.target))
+    export.history.append(f"Builder: {confirmation}")
+    return fields
+
+
+def _export_game_record(
+    game, config: dict[str, Any], export: _Export, turns_out: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The paper's game record around the exported turns: the target, the final board, how the game
+    stopped, the archetypes and the progress summary."""
+    replayer, target = export.replayer, export.target
     final_structure, final_spans = _flat(replayer.board)
-    completed = is_completed(protocol, final_progress, replayer.board == target)
-    deltas = [b - a for a, b in itertools.pairwise(records)][-3:]
-    trend = sum(deltas) / len(deltas) if deltas else 0.0
+    final_progress = export.last_progress
+    completed = is_completed(export.protocol, final_progress, replayer.board == target)
     target_dict = target.to_dict(views=True)
-    out = {
+    return {
         "structure_id": game.structure_id,
         "structure_idx": 0,
         "complexity": target.complexity or target.tier,
@@ -948,22 +1010,28 @@ def _export_game(game, config: dict[str, Any], target: Structure, protocol: Prot
         else "max_turns_reached",
         "partialCompletion": True,
         "partialCompletionCategory": _START_CATEGORY.get(config.get("start", "empty"), "empty"),
-        **{f"{seat} Archetype": archetypes.get(seat) for seat in SEATS},
-        "progress_summary": {
-            "current_turn": len(turns_out),
-            "overall_progress": final_progress,
-            "completion_percentage": replayer.step(None).metrics["completion"],
-            "blocks_correct": _tracker_metrics(replayer.board, target, replayer.step(None).metrics)[
-                "blocks_placed_correctly"
-            ],
-            "blocks_total_needed": target.num_entries,
-            "recent_trend": trend,
-            "is_improving": trend > -0.05,
-            "estimated_turns_remaining": None,
-        },
+        **{f"{seat} Archetype": export.archetypes.get(seat) for seat in SEATS},
+        "progress_summary": _progress_summary(export, len(turns_out)),
         "turns": turns_out,
     }
-    return out
+
+
+def _progress_summary(export: _Export, turns: int) -> dict[str, Any]:
+    """The paper tracker's ``progress_summary`` at the end of the game: the final scores and the trend of
+    the last three progress changes."""
+    deltas = [b - a for a, b in itertools.pairwise(export.progress)][-3:]
+    trend = sum(deltas) / len(deltas) if deltas else 0.0
+    board, scores = export.replayer.board, export.replayer.step(None).metrics
+    return {
+        "current_turn": turns,
+        "overall_progress": export.last_progress,
+        "completion_percentage": scores["completion"],
+        "blocks_correct": _tracker_metrics(board, export.target, scores)["blocks_placed_correctly"],
+        "blocks_total_needed": export.target.num_entries,
+        "recent_trend": trend,
+        "is_improving": trend > -0.05,
+        "estimated_turns_remaining": None,
+    }
 
 
 def export_paper_logs(run_dir: str | os.PathLike, out: str | os.PathLike) -> list[Path]:

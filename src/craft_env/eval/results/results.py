@@ -8,7 +8,8 @@ condition and model pair.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from craft_env.core.protocol import Protocol, buildable, get_protocol
@@ -21,7 +22,12 @@ from craft_env.eval.results.table import table_row
 
 @dataclass
 class RunResult:
-    """One row of the report: a run (or several pooled) of one output directory."""
+    """One row of the report: a run (or several pooled) of one output directory.
+
+    ``row`` (Table 1 and its extras) is computed on first use: a reader that
+    wants only the games (the leaderboard, for the pooled runs) does not pay
+    for the rows of every single run.
+    """
 
     label: str
     config: dict[str, Any]
@@ -29,13 +35,16 @@ class RunResult:
     errored: int
     max_turns: int
     pooled: bool = False
-    row: dict[str, Any] = field(default_factory=dict)
     source: str | None = None
 
     def __post_init__(self) -> None:
         self.rules = get_protocol(self.config.get("protocol", "craft"), "config.protocol")
-        self.row = table_row(self.games, self.errored, self.rules)
-        self.row["unbuildable"] = unbuildable_targets(self.config, self.games, self.rules)
+
+    @cached_property
+    def row(self) -> dict[str, Any]:
+        row = table_row(self.games, self.errored, self.rules)
+        row["unbuildable"] = unbuildable_targets(self.config, self.games, self.rules)
+        return row
 
     @property
     def protocol(self) -> str:

@@ -311,6 +311,22 @@ def env_options(spec: GameSpec, settings: RunSettings, text_observations: bool) 
     return options
 
 
+@dataclass
+class _GameTally:
+    """What a game in play has spent and said: the usage of finished turns, the usage and the director
+    entries of the turn under way, and the builder's ``infos`` after the last move (the final metrics)."""
+
+    total: Usage = field(default_factory=Usage)
+    turn_usage: Usage = field(default_factory=Usage)
+    spoken: list[dict[str, Any]] = field(default_factory=list)
+    last_info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spent(self) -> Usage:
+        """Everything the game has used so far, the turn under way included."""
+        return self.total + self.turn_usage
+
+
 async def play_game(
     spec: GameSpec, settings: RunSettings, factory: AgentFactory, run_log: RunLog, attempt: int
 ) -> GameResult:
@@ -330,56 +346,13 @@ async def play_game(
         complexity=spec.structure.complexity or spec.structure.tier,
         protocol=settings.protocol,
     )
-    total = Usage()
-    turn_usage = Usage()
-    spoken: list[dict[str, Any]] = []
-    last_info: dict[str, Any] = {}
+    tally = _GameTally()
     try:
-        for agent in env.agent_iter():
-            _, _, termination, truncation, _ = env.last(observe=False)
-            if termination or truncation:
-                env.step(None)
-                continue
-            obs = env.observe(agent)
-            tools = settings.max_tool_calls if settings.builder_tools else 0
-            context = _context(env, agent, obs, spec, settings.turns, settings.rules, tools)
-            if agent != BUILDER:
-                reply = await directors[context.seat].act(context)
-                env.step(reply.message)
-                turn_usage += reply.usage
-                spoken.append(
-                    _director_entry(
-                        context.seat, agent, len(spoken), context.archetype, reply, u.infos.get(agent, {})
-                    )
-                )
-                continue
-            order = list(u.director_order)
-            candidates = list(context.candidates) if context.candidates is not None else None
-            reply = await builder.act(context)
-            env.step(reply.action)
-            turn_usage += reply.usage
-            info = u.infos[BUILDER]
-            last_info = info
-            run_log.turn(
-                spec.index,
-                spec.structure_id,
-                attempt,
-                int(info["turn"]),
-                _turn_fields(info, context.board, u.last_move, spoken, reply, candidates, order, turn_usage),
-            )
-            log.debug(
-                "turn logged: %s run %d attempt %d turn %d",
-                spec.structure_id,
-                spec.run,
-                attempt,
-                info["turn"],
-            )
-            total += turn_usage
-            turn_usage, spoken = Usage(), []
+        await _play_turns(env, spec, settings, directors, builder, run_log, attempt, tally)
     except ModelCallError as error:
-        return _game_errored(run_log, spec, attempt, u.turn, total + turn_usage, str(error), error.error_type)
+        return _game_errored(run_log, spec, attempt, u.turn, tally.spent, str(error), error.error_type)
     except GameStopped as stop:
-        usage = total + turn_usage
+        usage = tally.spent
         fields = {"reason": str(stop), **_usage_fields(usage)}
         run_log.game_event("stopped", spec.index, spec.structure_id, attempt, u.turn, **fields)
         return GameResult(spec, "stopped", u.turn, usage=usage, error=str(stop))
@@ -388,30 +361,91 @@ async def play_game(
     except Exception as error:  # a bug must not take the other games down; it is logged and counted
         log.exception("game %s run %d crashed", spec.structure_id, spec.run)
         message = f"{type(error).__name__}: {error}"
-        return _game_errored(run_log, spec, attempt, u.turn, total + turn_usage, message, "InternalError")
+        return _game_errored(run_log, spec, attempt, u.turn, tally.spent, message, "InternalError")
     finally:
         env.close()
-    final = dict(last_info.get("metrics") or {})
-    exact = bool(last_info) and int(last_info.get("distance", 1)) == 0
+    return _game_done(run_log, spec, settings, attempt, u.turn, tally)
+
+
+async def _play_turns(
+    env: Any,
+    spec: GameSpec,
+    settings: RunSettings,
+    directors: dict[str, Any],
+    builder: Any,
+    run_log: RunLog,
+    attempt: int,
+    tally: _GameTally,
+) -> None:
+    """Step the AEC env to the game's end: each director's message is kept for its turn's record, each
+    builder move logs the turn (``_turn_fields``). Errors of the agents propagate to ``play_game``."""
+    u = env.unwrapped
+    tools = settings.max_tool_calls if settings.builder_tools else 0
+    for agent in env.agent_iter():
+        _, _, termination, truncation, _ = env.last(observe=False)
+        if termination or truncation:
+            env.step(None)
+            continue
+        obs = env.observe(agent)
+        context = _context(env, agent, obs, spec, settings.turns, settings.rules, tools)
+        if agent != BUILDER:
+            reply = await directors[context.seat].act(context)
+            env.step(reply.message)
+            tally.turn_usage += reply.usage
+            tally.spoken.append(
+                _director_entry(
+                    context.seat, agent, len(tally.spoken), context.archetype, reply, u.infos.get(agent, {})
+                )
+            )
+            continue
+        order = list(u.director_order)
+        candidates = list(context.candidates) if context.candidates is not None else None
+        reply = await builder.act(context)
+        env.step(reply.action)
+        tally.turn_usage += reply.usage
+        info = u.infos[BUILDER]
+        tally.last_info = info
+        run_log.turn(
+            spec.index,
+            spec.structure_id,
+            attempt,
+            int(info["turn"]),
+            _turn_fields(
+                info, context.board, u.last_move, tally.spoken, reply, candidates, order, tally.turn_usage
+            ),
+        )
+        log.debug(
+            "turn logged: %s run %d attempt %d turn %d", spec.structure_id, spec.run, attempt, info["turn"]
+        )
+        tally.total += tally.turn_usage
+        tally.turn_usage, tally.spoken = Usage(), []
+
+
+def _game_done(
+    run_log: RunLog, spec: GameSpec, settings: RunSettings, attempt: int, turn: int, tally: _GameTally
+) -> GameResult:
+    """Log a game played to its end with its final metrics and whether it was completed, and count it."""
+    final = dict(tally.last_info.get("metrics") or {})
+    exact = bool(tally.last_info) and int(tally.last_info.get("distance", 1)) == 0
     completed = is_completed(settings.rules, final.get("progress", 0.0), exact)
     run_log.game_event(
         "done",
         spec.index,
         spec.structure_id,
         attempt,
-        u.turn,
+        turn,
         final=final,
         completed=completed,
-        **_usage_fields(total),
+        **_usage_fields(tally.total),
     )
     log.info(
         "game done: %s run %d, %d turns, progress %.3f",
         spec.structure_id,
         spec.run,
-        u.turn,
+        turn,
         final.get("progress", 0.0),
     )
-    return GameResult(spec, "done", u.turn, final, total)
+    return GameResult(spec, "done", turn, final, tally.total)
 
 
 def write_json(path: Path, data: Any, redactor: Redactor) -> None:

@@ -482,6 +482,9 @@
       title: "share of director messages naming no block, position or layer" },
     { key: "broken_record", label: "Broken record", value: measure("broken_record"),
       title: "share of messages repeating the director's own message after a turn that left the board unchanged" },
+    { key: "panic", label: "Panic", value: measure("panic"),
+      title: "after a failed move or a turn that took the board further from the target, the share of next " +
+        "messages that call for a reset or raise an alarm (start over, remove everything, STOP, wrong!)" },
     { key: "grounding", label: "Grounding", value: measure("grounding"),
       title: "share of director replies whose think or message names a board position" },
     { key: "recovery", label: "Recovery", value: measure("recovery"),
