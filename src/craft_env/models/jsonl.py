@@ -31,7 +31,6 @@ import json
 import logging
 import math
 import os
-import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,11 +40,9 @@ from typing import Any
 import orjson
 
 from craft_env.models.redact import Redactor
-from craft_env.text.clean import valid_unicode_data
+from craft_env.text.clean import holds_surrogate_escape, valid_unicode_data
 
 log = logging.getLogger(__name__)
-#: The JSON escape of a UTF-16 surrogate (``\ud800``...): the only way a lone surrogate is read from UTF-8.
-_SURROGATE_ESCAPE_RE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def json_safe(value: Any) -> Any:
@@ -73,7 +70,7 @@ _LONG_RUN = b"0" * 19
 _MANY_BRACKETS = 256
 
 
-def loads_line(raw: bytes) -> Any:
+def loads_line(raw: bytes, valid_text: bool = False) -> Any:
     """One JSON line, exactly as ``json.loads(raw.decode("utf-8"))`` reads it, only faster.
 
     orjson reads strict JSON three to four times as fast as the standard
@@ -83,6 +80,11 @@ def loads_line(raw: bytes) -> Any:
     bits (as a float), nesting deeper than ``json`` goes. Those lines, and
     any holding a run of 19 or more digits or more than 256 opening
     brackets, are read by ``json`` itself. Raises what ``json.loads`` raises.
+
+    With ``valid_text``, a line holding a lone surrogate (a log written
+    before model text was made valid where it entered, docs/robustness.md
+    "Model text") is read with its strings made valid. Only ``json`` reads
+    such a line (orjson refuses it), so only its lines are looked at.
     """
     if (
         raw.count(b"[") + raw.count(b"{") <= _MANY_BRACKETS
@@ -92,7 +94,8 @@ def loads_line(raw: bytes) -> Any:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(raw.decode("utf-8"))
+    data = json.loads(raw.decode("utf-8"))
+    return valid_unicode_data(data) if valid_text and holds_surrogate_escape(raw) else data
 
 
 @contextmanager
@@ -115,11 +118,8 @@ def collection_paused() -> Iterator[None]:
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """The JSON objects of ``path`` in order; torn or non-object lines are skipped with a warning.
-
-    A line holding a lone surrogate (a log written before model text was made valid where it entered,
-    docs/robustness.md "Model text") is read with its strings made valid, so every reader can encode them.
-    """
+    """The JSON objects of ``path`` in order, their text valid Unicode (``loads_line``); torn or non-object
+    lines are skipped with a warning."""
     path = Path(path)
     if not path.exists():
         return
@@ -128,12 +128,10 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
             if raw.isspace():
                 continue
             try:
-                record = loads_line(raw)
+                record = loads_line(raw, valid_text=True)
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 log.warning("%s:%d: skipping a torn or invalid line", path, number)
                 continue
-            if _SURROGATE_ESCAPE_RE.search(raw):
-                record = valid_unicode_data(record)
             if isinstance(record, dict):
                 yield record
 

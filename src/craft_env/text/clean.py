@@ -21,9 +21,13 @@ import logging
 import re
 from typing import Any
 
-__all__ = ["PrintableFormatter", "printable", "valid_unicode", "valid_unicode_data"]
+__all__ = ["PrintableFormatter", "holds_surrogate_escape", "printable", "valid_unicode", "valid_unicode_data"]
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
+# The JSON escape of a UTF-16 surrogate (a backslash, u, then d800 to dfff): the only way a lone
+# surrogate is read from UTF-8 JSON.
+_SURROGATE_ESCAPE_TEXT_RE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES_RE = re.compile(rb"\\u[dD][89a-fA-F]")
 # C0 controls except tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), and the bidirectional
 # embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069) that reorder a line on screen.
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -33,6 +37,12 @@ _CONTROL_OR_NEWLINE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u20
 def valid_unicode(text: str) -> str:
     """``text`` with each lone surrogate replaced by U+FFFD (the replacement character)."""
     return _SURROGATE_RE.sub("\ufffd", text)
+
+
+def holds_surrogate_escape(json_text: str | bytes) -> bool:
+    """Whether JSON text holds a surrogate's escape: only then can its strings need ``valid_unicode_data``."""
+    pattern = _SURROGATE_ESCAPE_BYTES_RE if isinstance(json_text, bytes) else _SURROGATE_ESCAPE_TEXT_RE
+    return pattern.search(json_text) is not None
 
 
 def valid_unicode_data(data: Any) -> Any:

@@ -57,7 +57,7 @@ from craft_env.core.protocol import Protocol, get_protocol, is_completed, move_r
 from craft_env.core.views import DEFAULT_SEATS, seat_cells
 from craft_env.datasets import load_dataset, save_structures
 from craft_env.models.jsonl import json_safe
-from craft_env.text.clean import valid_unicode
+from craft_env.text.clean import holds_surrogate_escape, valid_unicode_data
 from craft_env.text.paper_grammar import move_from_paper
 from craft_env.eval.logs.games import CONFIG_NAME, LOG_NAME, MAX_RUNS, GameLog, RunLog, read_games
 
@@ -84,8 +84,6 @@ PAPER_METRICS = {
     "position_accuracy": "position_accuracy",
     "progress": "overall_progress",
 }
-#: A JSON escape of a UTF-16 surrogate: the only way a lone surrogate gets into text read from UTF-8.
-_SURROGATE_ESCAPE_RE = re.compile(r"\\u[dD][89a-fA-F]")
 _SAFE_STEM_RE = re.compile(r"[A-Za-z0-9._-]{1,100}")
 _DIR_RE = re.compile(r"^(oracle\d+|no_oracle)_(tools|no_tools)_run(\d+)$")
 _START_CATEGORY = {
@@ -284,38 +282,22 @@ def _finite_or_text(token: str) -> Any:
     return json_safe(float(token))
 
 
-def _made_valid(data: Any, fix_text: bool) -> Any:
-    """``data`` checked for depth (``PaperLogError`` past ``MAX_JSON_DEPTH``) and, with ``fix_text``, its
-    strings (keys too) made valid Unicode, in place so that a file at the size limit is not held twice.
+def _checked_depth(data: Any) -> None:
+    """``PaperLogError`` when ``data`` nests deeper than ``MAX_JSON_DEPTH``.
 
     Containers are walked level by level; a list of plain numbers costs one ``map`` over it.
     """
-    if isinstance(data, str):
-        return valid_unicode(data) if fix_text else data
     level, depth = [data] if isinstance(data, (dict, list)) else [], 1
     while level:
         if depth > MAX_JSON_DEPTH:
             raise PaperLogError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
         below = []
         for container in level:
-            if isinstance(container, dict):
-                if fix_text and any(valid_unicode(key) != key for key in container):
-                    items = [(valid_unicode(key), item) for key, item in container.items()]
-                    container.clear()
-                    container.update(items)
-                values: Any = container.values()
-                slots: Any = container.keys()
-            else:
-                values, slots = container, range(len(container))
+            values = container.values() if isinstance(container, dict) else container
             kinds = set(map(type, values))
             if dict in kinds or list in kinds:
                 below += [item for item in values if isinstance(item, (dict, list))]
-            if fix_text and str in kinds:
-                for key in list(slots):
-                    if isinstance(container[key], str):
-                        container[key] = valid_unicode(container[key])
         level, depth = below, depth + 1
-    return data
 
 
 def load_paper_log(path: str | os.PathLike) -> dict[str, Any]:
@@ -345,7 +327,9 @@ def load_paper_log(path: str | os.PathLike) -> dict[str, Any]:
         raise PaperLogError(f"not JSON ({error.msg} at line {error.lineno})") from None
     except ValueError as error:  # an integer of more digits than Python converts
         raise PaperLogError(f"not readable JSON ({error})") from None
-    data = _made_valid(data, fix_text=_SURROGATE_ESCAPE_RE.search(text) is not None)
+    _checked_depth(data)
+    if holds_surrogate_escape(text):  # strings (keys too) made valid in place: a file at the limit is held once
+        data = valid_unicode_data(data)
     if not isinstance(data, dict) or not isinstance(data.get("games"), list):
         raise PaperLogError("games: expected a JSON object with a 'games' list")
     if len(data["games"]) > MAX_GAMES:
