@@ -52,9 +52,16 @@ sys.exit(main(sys.argv[4:]))
 
 
 class GatedProcess(subprocess.Popen):
-    """A ``Popen`` that also holds the read end of the child's "waiting" pipe."""
+    """A ``Popen`` that also holds the read end of the child's "waiting" pipe, closed once the child is reaped."""
 
-    ready: int
+    ready: int = -1
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = super().wait(timeout)
+        if self.ready >= 0:
+            os.close(self.ready)
+            self.ready = -1
+        return code
 
 
 def gated(folder: Path, *args: str) -> GatedProcess:
@@ -75,8 +82,9 @@ def wait_for(process: GatedProcess, path: Path) -> None:
     """Block until the process is inside a model call (it wrote to the pipe and made ``path``); fail if it
     ended first. A blocking read: no polling, no time limit of its own (pytest's timeout, if any, applies)."""
     if not os.read(process.ready, 1):
-        os.close(process.ready)
-        raise AssertionError(f"the process ended early: {process.stderr.read()}")
+        stderr = process.stderr.read()
+        process.wait()
+        raise AssertionError(f"the process ended early: {stderr}")
     assert path.exists()
 
 

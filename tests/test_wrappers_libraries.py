@@ -15,6 +15,12 @@ from craft_env.wrappers import homogeneous_env, homogeneous_parallel_env
 BUILDER_INDEX = 3   # possible_agents: director_1..3, builder
 
 
+@pytest.fixture(autouse=True)
+def _sb3_logs_in_tmp_path(tmp_path, monkeypatch):
+    """SB3's ``learn`` makes a log folder in the system's temporary directory unless SB3_LOGDIR names one."""
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path / "sb3"))
+
+
 def _sb3_vec_env(max_turns: int):
     """SuperSuit's SB3 vector env (2 games x 4 agents); seeded through SB3's global seed.
 
