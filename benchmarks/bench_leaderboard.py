@@ -40,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from craft_env.cli import main as cli
-from craft_env.eval.leaderboard.bands import Scores, rank_bands
+from craft_env.eval.results.bands import Scores, rank_bands
 from craft_env.eval.leaderboard.board import BoardOptions, build_board
 from craft_env.eval.leaderboard.entries import entries_from_path, summarise
 from craft_env.eval.leaderboard.entryfile import entry_data

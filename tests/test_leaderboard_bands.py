@@ -1,4 +1,4 @@
-"""Rank bands (craft_env.eval.leaderboard.bands) on constructed data where the answer is known."""
+"""Rank bands (craft_env.eval.results.bands) on constructed data where the answer is known."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from craft_env.eval.leaderboard.bands import PAIRED, UNPAIRED, Scores, rank_bands
+from craft_env.eval.results.bands import PAIRED, UNPAIRED, Scores, rank_bands
 
 STRUCTURES = [f"s{k:02d}" for k in range(20)]
 BASE = np.random.default_rng(7).uniform(0.2, 0.7, size=len(STRUCTURES))

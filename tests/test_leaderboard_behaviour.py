@@ -1,4 +1,4 @@
-"""Director behaviour measures (craft_env.eval.leaderboard.behaviour) on hand-written turns.
+"""Director behaviour measures (craft_env.eval.results.behaviour) on hand-written turns.
 
 Each turn below is written out the way the runner logs it (only the fields
 the measures read), so the expected counts can be checked by eye.
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from craft_env.eval.leaderboard.behaviour import (
+from craft_env.eval.results.behaviour import (
     PANIC_COUNTS,
     BehaviourCounts,
     game_behaviour,

@@ -4,9 +4,8 @@
   (dataset, protocol, condition); ``entryfile``: entries to share, checked;
   ``published``: the paper's Table 1 rows; ``targets``: datasets and
   complexity labels;
-* ``bands``: paired bootstrap rank bands; ``behaviour``: director behaviour
-  measures from logged turns;
-* ``board``: all of it as one dict; ``page`` (HTML), ``markdown``, and
+* ``board``: all of it as one dict, with the rank bands and director
+  behaviour measures of ``eval.results`` (``bands``, ``behaviour``); ``page`` (HTML), ``markdown``, and
   ``command`` (the subcommand; its options in ``options``).
 
 Importing this package loads nothing: the CLI reads ``options`` to build

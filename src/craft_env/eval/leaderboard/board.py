@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from craft_env.core.views import ALL_SEATS
-from craft_env.eval.leaderboard.bands import LEVEL, PAIRED, SAMPLES, SEED, Scores, rank_bands
-from craft_env.eval.leaderboard.behaviour import MEASURES, TEAMMATE_FORMULA, measures
+from craft_env.eval.results.bands import LEVEL, PAIRED, SAMPLES, SEED, Scores, rank_bands
+from craft_env.eval.results.behaviour import MEASURES, TEAMMATE_FORMULA, measures
 from craft_env.eval.leaderboard.entries import (
     PUBLISHED,
     RUN,

@@ -30,7 +30,7 @@ from typing import Any
 from craft_env.core.protocol import is_completed
 from craft_env.core.views import DEFAULT_SEATS
 from craft_env.eval.judges.tables import judged_summary
-from craft_env.eval.leaderboard.behaviour import BehaviourCounts, game_behaviour, total
+from craft_env.eval.results.behaviour import BehaviourCounts, game_behaviour, total
 from craft_env.eval.leaderboard.targets import (
     complexity_of,
     identify_dataset,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from craft_env.core.protocol import get_protocol
-from craft_env.eval.leaderboard.behaviour import MEASURES, PANIC_COUNTS, BehaviourCounts, measures
+from craft_env.eval.results.behaviour import MEASURES, PANIC_COUNTS, BehaviourCounts, measures
 from craft_env.eval.leaderboard.entries import (
     ENTRY_FILE,
     SUMMARY_KEYS,

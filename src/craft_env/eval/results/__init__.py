@@ -1,5 +1,6 @@
 """A run's numbers, from its logged games: the Table 1 row (``table``), ``RunResult`` (``results``), statistics
-(``stats``), the failure taxonomy, team diagnostics and terminal tables (``terminal``).
+(``stats``), the failure taxonomy, team diagnostics and terminal tables (``terminal``); director behaviour
+measures (``behaviour``) and the paired bootstrap rank bands that compare runs (``bands``).
 
 May import ``craft_env.core``, ``text``, ``models`` and ``eval.logs``.
 """
