@@ -30,9 +30,8 @@ from typing import Any, Protocol
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, Usage
 from craft_env.agents.prompts import archetype_for, builder_messages, director_messages
 from craft_env.agents.tools import tool_loop
-from craft_env.text.replies import builder_action, clip, parse_director_reply
+from craft_env.text.replies import MAX_RAW_CHARS, builder_action, clip, parse_director_reply
 
-MAX_RAW_CHARS = 20000
 #: Replies at least this long are read in a worker thread, off the event loop.
 PARSE_OFF_LOOP_CHARS = 20000
 

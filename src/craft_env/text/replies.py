@@ -21,6 +21,8 @@ from craft_env.text.moves import parse_builder_reply
 
 MAX_MESSAGE_CHARS = 1200
 MAX_ENV_TEXT_CHARS = 4000
+#: How much of a model's raw reply a log keeps (agents' replies, judges' unreadable answers).
+MAX_RAW_CHARS = 20000
 
 _THINK_OPEN = re.compile(r"<\s*think(?:ing)?\s*>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"<\s*/\s*think(?:ing)?\s*>", re.IGNORECASE)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from craft_env.eval.run.runner import BUILDER
+from craft_env.core.views import BUILDER
 from craft_env.models.llm import Completion
 
 

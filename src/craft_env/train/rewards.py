@@ -23,10 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from craft_env.core.board import Structure
+from craft_env.core.game import REWARDS
 from craft_env.core.protocol import get_protocol, is_completed
 from craft_env.train.outcome import turn_change
-
-REWARDS = ("progress_delta", "distance", "sparse")
 
 
 def check_reward(name: str) -> str:

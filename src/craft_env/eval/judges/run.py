@@ -36,11 +36,11 @@ from craft_env.models.llm import ModelCallError, ModelClient, check_call_limits
 from craft_env.eval.run.lock import RunLock
 from craft_env.eval.run.progress import ProgressBar
 from craft_env.models.redact import Redactor
+from craft_env.text.replies import MAX_RAW_CHARS
 
 log = logging.getLogger(__name__)
 
 JUDGES_DIR = "judges"
-MAX_RAW_CHARS = 20000
 
 
 def model_folder(model: str) -> str:

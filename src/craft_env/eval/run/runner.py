@@ -40,7 +40,7 @@ from craft_env.agents.tools import ToolBuilder, make_simulator
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.core.protocol import CRAFT, Protocol, is_completed
-from craft_env.core.views import DEFAULT_SEATS
+from craft_env.core.views import BUILDER, DEFAULT_SEATS
 from craft_env.datasets import structures_sha256
 from craft_env.models.cache import ReplayCache
 from craft_env.models.jsonl import LogWriteError, read_jsonl, write_atomic
@@ -58,7 +58,6 @@ from craft_env.eval.results.table import table_row
 
 log = logging.getLogger(__name__)
 
-BUILDER = "builder"
 #: How ``config.json`` writes when a run was created.
 CREATED_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 
