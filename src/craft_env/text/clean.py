@@ -27,7 +27,7 @@ _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 # The JSON escape of a UTF-16 surrogate (a backslash, u, then d800 to dfff): the only way a lone
 # surrogate is read from UTF-8 JSON.
 _SURROGATE_ESCAPE_TEXT_RE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE_ESCAPE_BYTES_RE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES_RE = re.compile(_SURROGATE_ESCAPE_TEXT_RE.pattern.encode())  # the same, as bytes
 # C0 controls except tab and newline, DEL, C1 controls (0x9b is a one-byte CSI), and the bidirectional
 # embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069) that reorder a line on screen.
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

@@ -5,8 +5,9 @@
   ``published``: the paper's Table 1 rows; ``targets``: datasets and
   complexity labels;
 * ``board``: all of it as one dict, with the rank bands and director
-  behaviour measures of ``eval.results`` (``bands``, ``behaviour``); ``page`` (HTML), ``markdown``, and
-  ``command`` (the subcommand; its options in ``options``).
+  behaviour measures of ``eval.results`` (``bands``, ``behaviour``);
+* ``page`` (HTML), ``markdown``, and ``command`` (the subcommand; its
+  options in ``options``).
 
 Importing this package loads nothing: the CLI reads ``options`` to build
 its parser without loading the readers.
