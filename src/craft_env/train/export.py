@@ -10,33 +10,48 @@ Every finished game of every run in the directories is replayed
     OUT/export.json    what was exported: options, sources, counts
 
 Nothing is written when a directory cannot be exported (``ValueError``
-naming it and why): a run whose prompts cannot be rebuilt, a replay that
-departs from its log, a bad option.
+naming it and why): a run whose prompts cannot be rebuilt, a bad option, an
+``OUT`` holding anything but a previous export (``output``, checked before
+the replay). A finished game whose log cannot be replayed (a torn or
+unreadable line, a field of the wrong type, ``logged``; a replay that
+departs from the log) is skipped with a warning naming the run, the game
+and the log line, and listed under ``skipped`` in ``export.json``; when
+every game is skipped, nothing is written. The files are written whole
+(``output``): a refused write leaves the previous export as it was.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from craft_env.agents.prompts import PROMPT_VERSION
 from craft_env.core.views import ALL_SEATS
+from craft_env.eval.logs.games import GameLog
 from craft_env.models.jsonl import dumps
 from craft_env.train.clients import BUILDER
 from craft_env.train.dpo import builder_pair, director_pairs
+from craft_env.train.logged import LogFault, check_game, fault_line
 from craft_env.train.options import FORMATS, KEEP_RULES, SEATS, SPLIT_BY
 from craft_env.train.outcome import kept, turn_outcome
-from craft_env.train.replay import SeatTurn, open_run, replay_run
+from craft_env.train.output import check_output, write_output
+from craft_env.train.replay import LoggedRun, SeatTurn, finished_games, open_run, replay_game
 from craft_env.train.sft import sft_record
 from craft_env.train.split import target_key, validation_targets
 
 TRAIN_NAME = "train.jsonl"
 VALID_NAME = "valid.jsonl"
 MANIFEST_NAME = "export.json"
+#: Every file an export writes.
+OUTPUT_NAMES = (TRAIN_NAME, VALID_NAME, MANIFEST_NAME)
+
+log = logging.getLogger(__name__)
 
 
 def _seats(seat: str) -> tuple[str, ...]:
@@ -58,6 +73,35 @@ def _check_options(fmt: str, keep: str, split_by: str | None, seed: int) -> None
         raise ValueError(f"seed: expected an int, got {seed!r}")
 
 
+def _skipped(run: LoggedRun, log_path: Path, game: GameLog, error: Exception) -> dict[str, Any]:
+    """What ``export.json`` says of a skipped game (and the warning names)."""
+    line = fault_line(log_path, game, error.turn if isinstance(error, LogFault) else None)
+    place = os.fspath(log_path.relative_to(run.path)) + ("" if line is None else f":{line}")
+    reason = str(error)
+    game_id = str(game.structure_id)
+    found = {"source": run.name, "run": game.run, "game": game_id, "line": place, "reason": reason}
+    log.warning("%s run %d %s (%s): game skipped: %s", run.name, game.run, game.structure_id, place, reason)
+    return found
+
+
+def _replayed(
+    run: LoggedRun, seats: tuple[str, ...], skipped: list[dict[str, Any]]
+) -> Iterator[tuple[SeatTurn, dict[str, Any] | None]]:
+    """Every seat turn of the run's finished games with its outcome (``None``: a seat not exported); a game
+    whose log cannot be replayed is added to ``skipped`` instead."""
+    for log_path, game, spec in finished_games(run):
+        try:
+            check_game(game)
+            turns = [
+                (turn, turn_outcome(turn) if turn.seat in seats else None)
+                for turn in replay_game(run, game, spec)
+            ]
+        except (ValueError, LookupError) as error:
+            skipped.append(_skipped(run, log_path, game, error))
+            continue
+        yield from turns
+
+
 def training_records(
     dirs: list[str | os.PathLike],
     fmt: str,
@@ -65,20 +109,22 @@ def training_records(
     keep: str = "all",
     seed: int = 0,
     with_think: bool = False,
+    skipped: list[dict[str, Any]] | None = None,
 ) -> tuple[list[tuple[SeatTurn, dict[str, Any]]], Counter]:
-    """``([(seat turn, record)], counts)`` for the directories (see the module docstring)."""
+    """``([(seat turn, record)], counts)`` for the directories (see the module docstring); a game that cannot
+    be replayed is listed in ``skipped``."""
     seats = _seats(seat)
     _check_options(fmt, keep, None, seed)
+    skipped = [] if skipped is None else skipped
     runs = [open_run(path) for path in dirs]
     counts: Counter = Counter()
     records: list[tuple[SeatTurn, dict[str, Any]]] = []
     director_turns: list[tuple[SeatTurn, dict[str, Any]]] = []
     for run in runs:
-        for turn in replay_run(run):
+        for turn, outcome in _replayed(run, seats, skipped):
             counts["seat turns replayed"] += 1
-            if turn.seat not in seats:
+            if outcome is None:
                 continue
-            outcome = turn_outcome(turn)
             counts[f"prompts {turn.prompt}"] += 1
             if fmt == "sft":
                 if kept(turn, outcome, keep):
@@ -95,10 +141,9 @@ def training_records(
     return records, counts
 
 
-def _write(path: Path, records: list[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(dumps(record) + "\n")
+def _lines(records: list[dict[str, Any]]) -> Iterator[str]:
+    for record in records:
+        yield dumps(record) + "\n"
 
 
 def export_training_data(
@@ -116,16 +161,19 @@ def export_training_data(
     _check_options(fmt, keep, split_by, seed)
     if split_by is not None:
         validation_targets(set(), valid, seed)  # a bad fraction fails before any replay
-    records, counts = training_records(dirs, fmt, seat, keep, seed, with_think)
+    out = check_output(out, OUTPUT_NAMES)
+    skipped: list[dict[str, Any]] = []
+    records, counts = training_records(dirs, fmt, seat, keep, seed, with_think, skipped)
+    if skipped and not counts["seat turns replayed"]:
+        first = skipped[0]
+        raise ValueError(
+            f"{first['source']}: every finished game was skipped; nothing to export (first: "
+            f"run {first['run']} {first['game']} at {first['line']}: {first['reason']})"
+        )
     keys = {id(turn.target): target_key(turn.target) for turn, _ in records}
     held_out = validation_targets(set(keys.values()), valid, seed) if split_by else set()
     train = [record for turn, record in records if keys[id(turn.target)] not in held_out]
     valid_records = [record for turn, record in records if keys[id(turn.target)] in held_out]
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    _write(out / TRAIN_NAME, train)
-    if split_by:
-        _write(out / VALID_NAME, valid_records)
     manifest = {
         "format": fmt,
         "seat": seat,
@@ -142,8 +190,10 @@ def export_training_data(
             **({"valid": len(held_out)} if split_by else {}),
         },
         "counts": dict(sorted(counts.items())),
+        "skipped": skipped,
     }
-    (out / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    files = {TRAIN_NAME: _lines(train), **({VALID_NAME: _lines(valid_records)} if split_by else {})}
+    write_output(out, files, (MANIFEST_NAME, json.dumps(manifest, indent=2) + "\n"), OUTPUT_NAMES)
     return manifest
 
 
@@ -163,4 +213,7 @@ def cmd_training_export(args: argparse.Namespace) -> int:
     counts = manifest["records"]
     split = f", {counts['valid']} in {VALID_NAME}" if "valid" in counts else ""
     print(f"Wrote {counts['train']} {args.format} record(s) in {Path(args.output) / TRAIN_NAME}{split}")
+    if manifest["skipped"]:
+        print(f"Skipped {len(manifest['skipped'])} game(s) whose log cannot be replayed (listed above and "
+              f"in {Path(args.output) / MANIFEST_NAME})")
     return 0

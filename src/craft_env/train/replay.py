@@ -277,15 +277,22 @@ def replay_game(run: LoggedRun, game: GameLog, spec: GameSpec) -> list[SeatTurn]
     return seat_turns
 
 
-def replay_run(run: LoggedRun) -> Iterator[SeatTurn]:
-    """The seat turns of every finished game of every run in ``run``, game by game."""
+def finished_games(run: LoggedRun) -> Iterator[tuple[Path, GameLog, GameSpec]]:
+    """``(log path, game, spec)`` of every finished game of every run in ``run``, in order."""
     for number in range(1, run.settings.runs + 1):
         specs = {spec.index: spec for spec in game_specs(run.settings, number)}
-        games = read_games(run_dir(run.path, number) / LOG_NAME)
+        log_path = run_dir(run.path, number) / LOG_NAME
+        games = read_games(log_path)
         for key in sorted(games):
             game = games[key]
             if game.status == "done" and game.structure_index in specs:
-                yield from replay_game(run, game, specs[game.structure_index])
+                yield log_path, game, specs[game.structure_index]
+
+
+def replay_run(run: LoggedRun) -> Iterator[SeatTurn]:
+    """The seat turns of every finished game of every run in ``run``, game by game."""
+    for _, game, spec in finished_games(run):
+        yield from replay_game(run, game, spec)
 
 
 def public_reply(text: str) -> str:
