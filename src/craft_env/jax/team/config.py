@@ -1,0 +1,97 @@
+"""``TeamConfig``: every setting of a team's training run, and the named presets.
+
+A run is a fixed number of PPO updates (never wall clock), so the same
+config and seeds give the same run. ``turns_per_update`` env turns (one
+director phase and one builder phase each) are played per update and seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+DIRECTOR_MODES = ("learned", "scripted")
+BUILDER_MODES = ("learned", "listener")
+CRITICS = ("central", "independent")
+
+
+@dataclass(frozen=True)
+class TeamConfig:
+    """One training configuration (docs/rl.md, "A team that learns to talk")."""
+
+    #: Who learns: ``learned`` seats train; ``scripted`` directors and the ``listener`` builder are fixed.
+    directors: str = "learned"
+    builder: str = "learned"
+    #: One director network for the three seats (the seat one-hot is in the observation) or one each.
+    share_directors: bool = True
+    #: ``central``: one critic on the world state (MAPPO); ``independent``: each role's critic on its
+    #: own observation (IPPO).
+    critic: str = "central"
+    #: Memory: the intents of the last ``memory`` turns (every seat) are appended to every input.
+    memory: int = 2
+    #: Cold start: the builder's logits get ``prior * [the move some director's intent names]``, the
+    #: intents' literal meaning, with ``prior`` going linearly from ``prior`` to 0 over the first
+    #: ``prior_fraction`` of the updates; the evaluated policy has no prior left.
+    prior: float = 4.0
+    prior_fraction: float = 0.5
+    #: The builder may not pass while training (a safe local optimum otherwise); it may at evaluation.
+    mask_pass: bool = True
+    num_envs: int = 256
+    rollout: int = 20
+    updates: int = 200
+    epochs: int = 4
+    minibatches: int = 4
+    lr: float = 5e-4
+    wide_scale: float = 20.0
+    hidden: int = 256
+    gamma: float = 0.5
+    lam: float = 0.9
+    clip: float = 0.2
+    entropy: float = 0.02
+    value_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    #: The game's training reward (``core.game.REWARDS``); evaluation always reports progress.
+    reward: str = "distance"
+    max_turns: int = 20
+    seeds: tuple[int, ...] = (0, 1, 2)
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("directors", DIRECTOR_MODES), ("builder", BUILDER_MODES), ("critic", CRITICS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}: expected one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        if self.directors == "scripted" and self.builder == "listener":
+            raise ValueError("directors, builder: with scripted directors and the listener nobody learns")
+        for name in ("num_envs", "rollout", "updates", "epochs", "minibatches", "hidden"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}: must be a positive int, got {value!r}")
+        if self.num_envs % self.minibatches:
+            raise ValueError(f"minibatches: must divide num_envs {self.num_envs}, got {self.minibatches}")
+        if not isinstance(self.memory, int) or self.memory < 0:
+            raise ValueError(f"memory: must be an int >= 0, got {self.memory!r}")
+        if not self.seeds:
+            raise ValueError("seeds: give at least one seed")
+
+    @property
+    def turns_per_update(self) -> int:
+        return self.num_envs * self.rollout
+
+    def replace(self, **changes) -> "TeamConfig":
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        out["seeds"] = list(self.seeds)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TeamConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"config: unknown field {unknown[0]!r}")
+        values = dict(data)
+        if "seeds" in values:
+            values["seeds"] = tuple(values["seeds"])
+        return cls(**values)

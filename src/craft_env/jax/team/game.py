@@ -1,0 +1,69 @@
+"""``TurnGame``: the JAX game as the team trainer sees it, one env, one turn in two phases.
+
+The trainer needs, per env (it ``vmap``s over envs and seeds itself):
+
+* ``reset(key) -> state``
+* ``directors(state) -> (obs (seats, Dd), mask (seats, I), world (S,))``: the director phase's inputs
+* ``step_directors(key, state, intents (seats,)) -> state``
+* ``builder(state) -> (obs (Db,), mask (A,), world (S,))``: the builder phase's inputs, this turn's
+  intents heard
+* ``step_builder(key, state, action) -> (state, reward, done, progress, completion)``: the turn ends;
+  an ended episode restarts at once (``progress``/``completion`` are the finished board's)
+* ``scripted(state) -> intents (seats,)``: the scripted directors' intents (``core.scripted``), or ``None``
+
+``world`` is the global state of ``vector_env().state()`` (``core.observation``), for the centralized
+critic. ``meaning[k, i]`` is the builder action intent ``i`` of seat ``k`` names (-1 for none;
+``core.intents``): the literal meaning the listener and the cold-start prior use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from craft_env.core.encoding import action_table
+from craft_env.core.intents import intent_table
+from craft_env.core.observation import board_dim
+from craft_env.core.views import DEFAULT_SEATS
+
+
+@dataclass(frozen=True)
+class TurnGame:
+    """A game's sizes and pure per-env phase functions (see the module docstring)."""
+
+    seats: tuple[str, ...]
+    n: int
+    height: int
+    director_dim: int
+    builder_dim: int
+    state_dim: int
+    num_intents: int
+    num_actions: int
+    noop: int
+    #: ``meaning[k, i]``: the builder action intent ``i`` of seat ``k`` names, -1 for none.
+    meaning: np.ndarray
+    #: Where the builder observation's block of this turn's intents (seat-major one-hots) starts.
+    intents_offset: int
+    reset: Callable[..., Any]
+    directors: Callable[..., Any]
+    step_directors: Callable[..., Any]
+    builder: Callable[..., Any]
+    step_builder: Callable[..., Any]
+    scripted: Callable[..., Any] | None = None
+
+
+
+def intent_actions(seats: tuple[str, ...] = DEFAULT_SEATS, n: int = 3, height: int = 3) -> np.ndarray:
+    """int32 ``(seats, I)``: the builder action each seat's intent names, -1 for none."""
+    return np.stack([intent_table(seat, n, height).action for seat in seats]).astype(np.int32)
+
+
+def noop_action(n: int) -> int:
+    return action_table(n).noop
+
+
+def intents_offset(n: int, height: int) -> int:
+    """Where this turn's intents start in the builder observation (``core.observation``: after the board)."""
+    return board_dim(n, height)

@@ -1,0 +1,161 @@
+"""The team's policies as pure functions of observations: what acts in training and in evaluation alike.
+
+Every input is the agent's observation with the *memory* appended: the
+intents of the last ``memory`` turns, every seat's (``push_memory``), so a
+director knows what it and the others said before and a builder what it
+was asked before. The evaluation plays the same functions on
+``vector_env`` (``team.evaluate``), so the memory is built from
+observations only: the builder observation's block of this turn's intents.
+
+Fixed seats: the *listener* builder plays the move the first director (in
+seat order here; speaking order on ``vector_env``) asked for when it is
+legal, else a uniformly random legal move; scripted directors come from
+the game (``TurnGame.scripted``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from craft_env.jax.team import networks as nets
+from craft_env.jax.team.config import TeamConfig
+
+LISTENER_BONUS = 30.0
+
+
+class Shapes(NamedTuple):
+    """What the networks need to know about the game (static under ``jit``)."""
+
+    seats: int
+    num_intents: int
+    num_actions: int
+    noop: int
+    director_dim: int
+    builder_dim: int
+    state_dim: int
+    intents_offset: int
+
+    @property
+    def memory_width(self) -> int:
+        return self.seats * self.num_intents
+
+
+def shapes_of(game) -> Shapes:
+    return Shapes(len(game.seats), game.num_intents, game.num_actions, game.noop, game.director_dim,
+                  game.builder_dim, game.state_dim, game.intents_offset)
+
+
+def init_params(key, shapes: Shapes, cfg: TeamConfig) -> dict:
+    """Every network of the team (unused ones too, so every config has the same pytree layout)."""
+    memory = cfg.memory * shapes.memory_width
+    copies = 1 if cfg.share_directors else shapes.seats
+    fd, fb = shapes.director_dim + memory, shapes.builder_dim + memory
+    keys = jax.random.split(key, 4)
+    params = {
+        "director": nets.init_stack(keys[0], copies, fd, cfg.hidden, shapes.num_intents, 0.01, wide=True),
+        "builder": nets.init_mlp(keys[1], fb, cfg.hidden, shapes.num_actions, 0.01, wide=True),
+    }
+    if cfg.critic == "central":
+        params["critic"] = nets.init_mlp(keys[2], shapes.state_dim + memory + 1, cfg.hidden, 1, 1.0, False)
+    else:
+        params["director_critic"] = nets.init_stack(keys[2], copies, fd, cfg.hidden, 1, 1.0, wide=False)
+        params["builder_critic"] = nets.init_mlp(keys[3], fb, cfg.hidden, 1, 1.0, wide=False)
+    return params
+
+
+def spoken_block(shapes: Shapes, builder_obs: jnp.ndarray) -> jnp.ndarray:
+    """This turn's intents, one-hot per seat, from the builder's observation: ``(..., seats * I)``."""
+    start = shapes.intents_offset
+    return builder_obs[..., start:start + shapes.memory_width]
+
+
+def push_memory(memory: jnp.ndarray, spoken: jnp.ndarray, done: jnp.ndarray) -> jnp.ndarray:
+    """The memory after a turn: ``spoken`` first, the oldest turn dropped; all zeros after an episode ends.
+
+    ``memory``: ``(..., K, W)``; ``spoken``: ``(..., W)``; ``done``: ``(...)``.
+    """
+    if memory.shape[-2] == 0:
+        return memory
+    shifted = jnp.concatenate([spoken[..., None, :], memory[..., :-1, :]], axis=-2)
+    return jnp.where(done[..., None, None], 0.0, shifted)
+
+
+def _flat(memory: jnp.ndarray) -> jnp.ndarray:
+    return memory.reshape(*memory.shape[:-2], -1)
+
+
+def director_inputs(obs: jnp.ndarray, memory: jnp.ndarray) -> jnp.ndarray:
+    """``obs (..., seats, Dd)`` with the memory appended to every seat's row."""
+    flat = _flat(memory)
+    flat = jnp.broadcast_to(flat[..., None, :], (*obs.shape[:-1], flat.shape[-1]))
+    return jnp.concatenate([obs, flat], axis=-1)
+
+
+def builder_inputs(obs: jnp.ndarray, memory: jnp.ndarray) -> jnp.ndarray:
+    return jnp.concatenate([obs, _flat(memory)], axis=-1)
+
+
+def director_logits(params: dict, cfg: TeamConfig, x: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+    return jnp.where(mask > 0, nets.seat_mlp(params["director"], x, cfg.wide_scale), nets.NEG)
+
+
+def heard_moves(shapes: Shapes, meaning: jnp.ndarray, builder_obs: jnp.ndarray) -> jnp.ndarray:
+    """``(..., seats, A)``: one-hot of the move each seat's intent names this turn (zero for the no-op)."""
+    spoken = spoken_block(shapes, builder_obs).reshape(*builder_obs.shape[:-1], shapes.seats, -1)
+    intent = jnp.argmax(spoken, axis=-1)
+    action = meaning[jnp.arange(shapes.seats), intent]
+    said = (intent > 0) & (action >= 0) & (spoken.sum(-1) > 0)
+    return jax.nn.one_hot(jnp.where(said, action, 0), shapes.num_actions) * said[..., None]
+
+
+def builder_logits(params: dict, cfg: TeamConfig, x: jnp.ndarray, mask: jnp.ndarray, heard: jnp.ndarray,
+                   prior: jnp.ndarray) -> jnp.ndarray:
+    """The learned builder's logits, plus ``prior`` times the moves it heard (the cold-start prior)."""
+    logits = nets.mlp(params["builder"], x, cfg.wide_scale) + prior * heard.sum(-2)
+    return jnp.where(mask > 0, logits, nets.NEG)
+
+
+def listener_logits(heard: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+    """The listener: the first seat's legal named move, else uniform over legal moves."""
+    usable = heard * (mask[..., None, :] > 0)
+    any_seat = usable.max(-1)  # (..., seats)
+    first = jnp.argmax(any_seat, axis=-1)
+    chosen = jnp.take_along_axis(usable, first[..., None, None], axis=-2)[..., 0, :]
+    return jnp.where(mask > 0, LISTENER_BONUS * chosen, nets.NEG)
+
+
+def central_value(params: dict, world: jnp.ndarray, memory: jnp.ndarray, phase: float) -> jnp.ndarray:
+    flag = jnp.full((*world.shape[:-1], 1), phase, world.dtype)
+    return nets.value(params["critic"], jnp.concatenate([world, _flat(memory), flag], axis=-1))
+
+
+def director_values(params: dict, cfg: TeamConfig, x: jnp.ndarray, world: jnp.ndarray,
+                    memory: jnp.ndarray) -> jnp.ndarray:
+    """``(..., seats)``: each director's value (the central critic gives every seat the team's)."""
+    if cfg.critic == "central":
+        v = central_value(params, world, memory, 0.0)
+        return jnp.broadcast_to(v[..., None], x.shape[:-1])
+    return nets.seat_mlp(params["director_critic"], x)[..., 0]
+
+
+def builder_value(params: dict, cfg: TeamConfig, x: jnp.ndarray, world: jnp.ndarray,
+                  memory: jnp.ndarray) -> jnp.ndarray:
+    if cfg.critic == "central":
+        return central_value(params, world, memory, 1.0)
+    return nets.value(params["builder_critic"], x)
+
+
+def training_builder_mask(shapes: Shapes, cfg: TeamConfig, mask: jnp.ndarray) -> jnp.ndarray:
+    """The builder's mask while training: without the pass when ``mask_pass`` and another move is legal."""
+    if not cfg.mask_pass:
+        return mask
+    without = mask.at[..., shapes.noop].set(0)
+    return jnp.where(without.sum(-1, keepdims=True) > 0, without, mask)
+
+
+def meaning_array(game) -> jnp.ndarray:
+    return jnp.asarray(np.asarray(game.meaning), jnp.int32)

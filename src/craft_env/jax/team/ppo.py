@@ -1,0 +1,254 @@
+"""Multi-agent PPO with the whole loop jitted: rollout (``lax.scan`` over turns), GAE, update.
+
+One scan step is one turn of every env: the director phase (three
+intents, sampled from the director policy or said by the scripted
+directors) and the builder phase (a move, from the builder policy or the
+listener). The team reward of the builder phase is every seat's reward for
+that turn. Advantages are per role (GAE, ``gamma``, ``lam``); a director's
+next value is the next turn's director value, and so is the builder's (the
+expectation of the next builder value over the next intents), so both
+roles bootstrap from one quantity. With ``critic="central"`` that value is
+one critic on the world state (MAPPO), otherwise each role's own critic on
+its observation (IPPO).
+
+``train_chunk`` runs ``chunk`` updates of one seed; ``Trainer`` ``vmap``s
+it over seeds and ``jit``s it once, so the host only sees a chunk's
+metrics (the learning curve) between calls.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from craft_env.jax.team import networks as nets
+from craft_env.jax.team import policy as pol
+from craft_env.jax.team.config import TeamConfig
+
+
+class Runner(NamedTuple):
+    """Everything one seed's training carries from update to update."""
+
+    params: dict
+    opt_state: tuple
+    env_state: object
+    memory: jnp.ndarray
+    key: jnp.ndarray
+    update: jnp.ndarray
+
+
+class Batch(NamedTuple):
+    """One rollout, time-major ``(T, E, ...)``."""
+
+    d_obs: jnp.ndarray
+    d_mask: jnp.ndarray
+    d_act: jnp.ndarray
+    d_logp: jnp.ndarray
+    d_val: jnp.ndarray
+    b_obs: jnp.ndarray
+    b_mask: jnp.ndarray
+    b_heard: jnp.ndarray
+    b_act: jnp.ndarray
+    b_logp: jnp.ndarray
+    b_val: jnp.ndarray
+    world_d: jnp.ndarray
+    world_b: jnp.ndarray
+    memory: jnp.ndarray
+    reward: jnp.ndarray
+    done: jnp.ndarray
+    progress: jnp.ndarray
+    completion: jnp.ndarray
+
+
+def optimiser(cfg: TeamConfig) -> optax.GradientTransformation:
+    return optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.lr, eps=1e-5))
+
+
+def prior_at(cfg: TeamConfig, update: jnp.ndarray) -> jnp.ndarray:
+    """The cold-start prior's weight at ``update``: linear from ``cfg.prior`` to 0 (config docstring)."""
+    span = max(1.0, cfg.prior_fraction * cfg.updates)
+    return cfg.prior * jnp.clip(1.0 - update / span, 0.0, 1.0)
+
+
+class Team:
+    """A game, a config and the pure functions of one seed's training."""
+
+    def __init__(self, game, cfg: TeamConfig) -> None:
+        self.game, self.cfg = game, cfg
+        self.shapes = pol.shapes_of(game)
+        self.meaning = pol.meaning_array(game)
+        self.tx = optimiser(cfg)
+        self.v_reset = jax.vmap(game.reset)
+        self.v_directors = jax.vmap(game.directors)
+        self.v_step_directors = jax.vmap(game.step_directors)
+        self.v_builder = jax.vmap(game.builder)
+        self.v_step_builder = jax.vmap(game.step_builder)
+        self.v_scripted = jax.vmap(game.scripted) if game.scripted is not None else None
+
+    def init(self, key) -> Runner:
+        cfg, shapes = self.cfg, self.shapes
+        k_params, k_env, k_run = jax.random.split(key, 3)
+        params = pol.init_params(k_params, shapes, cfg)
+        env_state = self.v_reset(jax.random.split(k_env, cfg.num_envs))
+        memory = jnp.zeros((cfg.num_envs, cfg.memory, shapes.memory_width), jnp.float32)
+        return Runner(params, self.tx.init(params), env_state, memory, k_run, jnp.zeros((), jnp.int32))
+
+    # ------------------------------------------------------------------ acting
+
+    def _directors_act(self, params, key, d_obs, d_mask, world, memory, env_state):
+        cfg = self.cfg
+        x = pol.director_inputs(d_obs, memory)
+        value = pol.director_values(params, cfg, x, world, memory)
+        if cfg.directors == "scripted":
+            if self.v_scripted is None:
+                raise ValueError("directors: 'scripted' needs a game with scripted directors")
+            intents = self.v_scripted(env_state).astype(jnp.int32)
+            return intents, jnp.zeros(intents.shape, jnp.float32), value
+        logits = pol.director_logits(params, cfg, x, d_mask)
+        intents = jax.random.categorical(key, logits)
+        return intents, nets.log_prob_entropy(logits, intents)[0], value
+
+    def _builder_act(self, params, key, b_obs, b_mask, world, memory, prior):
+        cfg = self.cfg
+        x = pol.builder_inputs(b_obs, memory)
+        heard = pol.heard_moves(self.shapes, self.meaning, b_obs)
+        value = pol.builder_value(params, cfg, x, world, memory)
+        if cfg.builder == "listener":
+            logits = pol.listener_logits(heard, b_mask)
+        else:
+            logits = pol.builder_logits(params, cfg, x, b_mask, heard, prior)
+        action = jax.random.categorical(key, logits)
+        return action, nets.log_prob_entropy(logits, action)[0], value, heard
+
+    def _turn(self, params, prior, carry, _):
+        env_state, memory, key = carry
+        key, k_d, k_dstep, k_b, k_bstep = jax.random.split(key, 5)
+        num = self.cfg.num_envs
+        d_obs, d_mask, world_d = self.v_directors(env_state)
+        intents, d_logp, d_val = self._directors_act(params, k_d, d_obs, d_mask, world_d, memory, env_state)
+        env_state = self.v_step_directors(jax.random.split(k_dstep, num), env_state, intents)
+        b_obs, b_mask, world_b = self.v_builder(env_state)
+        b_mask = pol.training_builder_mask(self.shapes, self.cfg, b_mask)
+        action, b_logp, b_val, heard = self._builder_act(params, k_b, b_obs, b_mask, world_b, memory, prior)
+        env_state, reward, done, progress, completion = self.v_step_builder(
+            jax.random.split(k_bstep, num), env_state, action)
+        new_memory = pol.push_memory(memory, pol.spoken_block(self.shapes, b_obs), done)
+        step = Batch(d_obs, d_mask.astype(jnp.int8), intents, d_logp, d_val, b_obs, b_mask.astype(jnp.int8),
+                     heard, action, b_logp, b_val, world_d, world_b, memory, reward.astype(jnp.float32), done,
+                     progress, completion)
+        return (env_state, new_memory, key), step
+
+    def rollout(self, runner: Runner) -> tuple[Runner, Batch, jnp.ndarray]:
+        """``rollout`` turns of every env; returns the runner, the batch and the last director values."""
+        prior = prior_at(self.cfg, runner.update)
+        carry = (runner.env_state, runner.memory, runner.key)
+        (env_state, memory, key), batch = jax.lax.scan(
+            lambda c, x: self._turn(runner.params, prior, c, x), carry, None, self.cfg.rollout)
+        d_obs, _, world = self.v_directors(env_state)
+        x = pol.director_inputs(d_obs, memory)
+        last = pol.director_values(runner.params, self.cfg, x, world, memory)
+        return runner._replace(env_state=env_state, memory=memory, key=key), batch, last
+
+    # ---------------------------------------------------------------- learning
+
+    def advantages(self, batch: Batch, last: jnp.ndarray):
+        """GAE for both roles: ``(d_adv (T,E,S), d_ret, b_adv (T,E), b_ret)``."""
+        cfg = self.cfg
+        next_d = jnp.concatenate([batch.d_val[1:], last[None]], axis=0)
+        alive = 1.0 - batch.done.astype(jnp.float32)
+
+        def gae(values, next_values, reward, alive):
+            delta = reward + cfg.gamma * alive * next_values - values
+
+            def back(acc, xs):
+                d, a = xs
+                acc = d + cfg.gamma * cfg.lam * a * acc
+                return acc, acc
+
+            _, adv = jax.lax.scan(back, jnp.zeros_like(delta[0]), (delta, alive), reverse=True)
+            return adv, adv + values
+
+        d_adv, d_ret = gae(batch.d_val, next_d, batch.reward[..., None], alive[..., None])
+        b_adv, b_ret = gae(batch.b_val, next_d.mean(-1), batch.reward, alive)
+        return d_adv, d_ret, b_adv, b_ret
+
+    def loss(self, params, batch: Batch, d_adv, d_ret, b_adv, b_ret, prior):
+        cfg = self.cfg
+        metrics = {}
+        total = 0.0
+        if cfg.directors == "learned":
+            x = pol.director_inputs(batch.d_obs, batch.memory)
+            logits = pol.director_logits(params, cfg, x, batch.d_mask)
+            values = pol.director_values(params, cfg, x, batch.world_d, batch.memory)
+            policy, vloss, entropy = _ppo_terms(cfg, logits, batch.d_act, batch.d_logp, d_adv, values, d_ret)
+            total = total + policy + cfg.value_coef * vloss - cfg.entropy * entropy
+            metrics.update(director_entropy=entropy, director_value_loss=vloss)
+        if cfg.builder == "learned":
+            x = pol.builder_inputs(batch.b_obs, batch.memory)
+            logits = pol.builder_logits(params, cfg, x, batch.b_mask, batch.b_heard, prior)
+            values = pol.builder_value(params, cfg, x, batch.world_b, batch.memory)
+            policy, vloss, entropy = _ppo_terms(cfg, logits, batch.b_act, batch.b_logp, b_adv, values, b_ret)
+            total = total + policy + cfg.value_coef * vloss - cfg.entropy * entropy
+            metrics.update(builder_entropy=entropy, builder_value_loss=vloss)
+        return total, metrics
+
+    def update(self, runner: Runner) -> tuple[Runner, dict]:
+        """One PPO update: a rollout, then ``epochs`` passes over ``minibatches`` groups of envs."""
+        cfg = self.cfg
+        runner, batch, last = self.rollout(runner)
+        d_adv, d_ret, b_adv, b_ret = self.advantages(batch, last)
+        prior = prior_at(cfg, runner.update)
+        grad_fn = jax.value_and_grad(self.loss, has_aux=True)
+        size = cfg.num_envs // cfg.minibatches
+
+        def epoch(carry, key):
+            params, opt_state = carry
+            order = jax.random.permutation(key, cfg.num_envs).reshape(cfg.minibatches, size)
+
+            def minibatch(carry, idx):
+                params, opt_state = carry
+                take = lambda x: jnp.take(x, idx, axis=1)
+                parts = jax.tree_util.tree_map(take, (batch, d_adv, d_ret, b_adv, b_ret))
+                (_, metrics), grads = grad_fn(params, *parts, prior)
+                updates, opt_state = self.tx.update(grads, opt_state, params)
+                return (optax.apply_updates(params, updates), opt_state), metrics
+
+            return jax.lax.scan(minibatch, (params, opt_state), order)
+
+        key, k_epochs = jax.random.split(runner.key)
+        (params, opt_state), metrics = jax.lax.scan(
+            epoch, (runner.params, runner.opt_state), jax.random.split(k_epochs, cfg.epochs))
+        metrics = jax.tree_util.tree_map(jnp.mean, metrics)
+        metrics.update(_episode_metrics(batch), prior=prior)
+        runner = runner._replace(params=params, opt_state=opt_state, key=key, update=runner.update + 1)
+        return runner, metrics
+
+    def train_chunk(self, runner: Runner, chunk: int) -> tuple[Runner, dict]:
+        """``chunk`` updates (a ``lax.scan``); the metrics of each, stacked."""
+        return jax.lax.scan(lambda r, _: self.update(r), runner, None, chunk)
+
+
+def _ppo_terms(cfg, logits, actions, old_logp, adv, values, returns):
+    """Clipped policy loss, value loss and mean entropy (advantages normalised over the minibatch)."""
+    logp, entropy = nets.log_prob_entropy(logits, actions)
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    ratio = jnp.exp(logp - old_logp)
+    policy = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv).mean()
+    return policy, jnp.mean((values - returns) ** 2), entropy.mean()
+
+
+def _episode_metrics(batch: Batch) -> dict:
+    """Mean progress, completion and completed share of the episodes that ended in this rollout."""
+    done = batch.done.astype(jnp.float32)
+    episodes = done.sum()
+    safe = jnp.maximum(episodes, 1.0)
+    return {
+        "episodes": episodes,
+        "progress": (batch.progress * done).sum() / safe,
+        "completion": (batch.completion * done).sum() / safe,
+        "completed": ((batch.completion >= 1.0) * done).sum() / safe,
+        "reward": batch.reward.mean(),
+    }
