@@ -1,0 +1,191 @@
+"""The exact oracle (``docs/rules.md#oracle``) as pure JAX functions on one env's arrays.
+
+The same numbers as the numba kernels of ``craft_env.core.oracle``
+(``fill_keep_levels``, ``distance_from_keep``, ``fill_optimal_mask``), written
+for ``jax.jit`` and ``jax.vmap``: fixed shapes, no Python control flow on
+traced values, int32 arithmetic, no host callbacks. ``board`` and ``target``
+are ``int8 (n*n, h)`` arrays in the core's encoding (``core.encoding``); ``n``
+and ``h`` are read from the shape. The per-size constants come from
+``oracle_tables(n, height)``, built once outside any trace; a batch is
+``jax.vmap(distance, in_axes=(0, 0, None))(boards, targets, tables)``.
+
+Every function assumes a board the rules can produce (``core.rules``): a
+stack is a run of blocks from layer 0 with empty entries above, and each
+large half's partner cell (the direction in its value) holds the mirror
+half on the same layer. Boards from legal play and generated or loaded
+targets all satisfy this.
+
+Keep levels without a loop to a fixpoint
+    The numba kernel starts from each cell's longest bottom prefix equal to
+    the target and lowers keep levels until nothing changes: a large block on
+    layer ``L`` at or above either half's keep level lowers both to at most
+    ``L``. Here the same rule runs as ``h`` synchronous rounds, each lowering
+    every cell at once: a cell ``c`` holding a large half on layer ``L``
+    whose partner ``p`` has keep level ``<= L`` drops to ``min(keep, L)``
+    (the half's own cell at or below ``L`` changes nothing, and the mirror
+    half in ``p`` carries the rule the other way). The result is the same
+    greatest fixpoint below the prefixes that the numba loop reaches, since
+    every lowering either makes is forced in any fixpoint.
+
+    Why ``h`` rounds suffice: ``keep[c] <= L`` is first derived from a block
+    on layer ``L`` and the fact ``keep[p] <= L``; that fact is either the
+    starting prefix or was derived, by a different block (the only block of
+    ``p`` on layer ``L`` is this one), from a block on a layer ``L' < L``. So
+    every derivation chain climbs strictly through layers ``0 .. h-1`` and
+    has at most ``h`` steps, and round ``r`` settles every chain of ``r``
+    steps. ``tests/test_jax_oracle.py`` checks that one more round changes
+    nothing and that staircases of ``h`` blocks need all ``h``.
+
+Cost
+    A few elementwise passes over ``(n*n, h)`` and ``(n*n, 4, h)``, gathers
+    with constant indices over cells and adjacent pairs, and one
+    concatenation into the ``A`` action ids: no per-action Python loop.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from craft_env.core.encoding import (
+    DIRECTION_OFFSETS,
+    NUM_COLOURS,
+    action_table,
+    check_size,
+    direction_between,
+    large_value,
+)
+
+_FIRST_LARGE = 6  # cell values 6.. are large halves (``core.encoding``)
+
+
+class OracleTables(NamedTuple):
+    """The per-size constants of the oracle (``oracle_tables``); their shapes fix ``n`` and the pair count.
+
+    ``neighbours[c, d]`` is the cell next to ``c`` in direction ``d``
+    (``encoding.DIRECTION_OFFSETS``), or ``c`` itself off the board (never
+    read for a valid board). ``pair_cells[p]`` are the two cells of adjacent
+    pair ``p`` in action-table order, the lower cell first, and
+    ``pair_values[p, colour]`` the target value a large placement of that
+    colour on pair ``p`` must find on its lower cell (``encoding.large_value``
+    towards the higher one).
+    """
+
+    neighbours: jax.Array  # int32 (n*n, 4)
+    pair_cells: jax.Array  # int32 (P, 2)
+    pair_values: jax.Array  # int32 (P, NUM_COLOURS)
+
+
+@functools.lru_cache(maxsize=None)
+def oracle_tables(n: int, height: int) -> OracleTables:
+    """The constants for boards of side ``n`` and height ``height`` (cached per size, concrete even under a trace)."""
+    check_size(n, height)
+    table = action_table(n)
+    neighbours = np.empty((n * n, 4), np.int32)
+    for c in range(n * n):
+        i, j = divmod(c, n)
+        for d, (di, dj) in enumerate(DIRECTION_OFFSETS):
+            inside = 0 <= i + di < n and 0 <= j + dj < n
+            neighbours[c, d] = (i + di) * n + (j + dj) if inside else c
+    pairs = range(table.large_offset, table.remove_offset, NUM_COLOURS)
+    pair_cells = np.array([(table.cell_a[a], table.cell_b[a]) for a in pairs], np.int32).reshape(-1, 2)
+    directions = [direction_between(divmod(int(a), n), divmod(int(b), n)) for a, b in pair_cells]
+    pair_values = np.array([[large_value(col, d) for col in range(NUM_COLOURS)] for d in directions], np.int32)
+    with jax.ensure_compile_time_eval():
+        return OracleTables(
+            jnp.asarray(neighbours),
+            jnp.asarray(pair_cells),
+            jnp.asarray(pair_values.reshape(-1, NUM_COLOURS)),
+        )
+
+
+def _bottom_run(mask: jax.Array) -> jax.Array:
+    """Per row, True on the longest bottom run where ``mask`` holds (the numba loops' ``break``)."""
+    return jnp.cumsum(~mask, axis=1, dtype=jnp.int32) == 0
+
+
+def _towards_partner(values: jax.Array, per_direction: jax.Array) -> jax.Array:
+    """For each large half in ``values`` (cells, h), ``per_direction`` (cells, 4) read at its partner direction.
+
+    A select over the four directions (elementwise, no data-dependent
+    gather); entries that are not large halves read direction 0 or worse
+    and must be masked by the caller.
+    """
+    direction = (values - _FIRST_LARGE) & 3
+    picked = per_direction[:, 3:4]
+    for d in (2, 1, 0):
+        picked = jnp.where(direction == d, per_direction[:, d:d + 1], picked)
+    return picked
+
+
+def keep_levels(board: jax.Array, target: jax.Array, tables: OracleTables) -> jax.Array:
+    """int32 ``(n*n,)``: each cell's keep level, equal to ``core.oracle.fill_keep_levels``."""
+    current = board.astype(jnp.int32)
+    goal = target.astype(jnp.int32)
+    h = current.shape[1]
+    levels = jnp.arange(h, dtype=jnp.int32)
+    alive = _bottom_run(current != 0)
+    keep = jnp.sum(_bottom_run(alive & (current == goal)), axis=1, dtype=jnp.int32)
+    large = alive & (current >= _FIRST_LARGE)
+    lowering = jnp.where(large, levels, h)  # the level each large half lowers its cell to, h: none
+    for _ in range(h):  # h synchronous rounds reach the fixpoint (module docstring)
+        partner_keep = _towards_partner(current, keep[tables.neighbours])
+        due = jnp.where(levels >= partner_keep, lowering, h)
+        keep = jnp.minimum(keep, jnp.min(due, axis=1))
+    return keep
+
+
+def _distance_from_keep(current: jax.Array, goal: jax.Array, keep: jax.Array) -> jax.Array:
+    """``core.oracle.distance_from_keep``: blocks above keep levels to remove plus those to place, a large one once."""
+    above = jnp.arange(current.shape[1], dtype=jnp.int32)[None, :] >= keep[:, None]
+    smalls = jnp.int32(0)
+    halves = jnp.int32(0)
+    for values in (current, goal):
+        counted = _bottom_run(values != 0) & above
+        large = values >= _FIRST_LARGE
+        smalls += jnp.sum(counted & ~large, dtype=jnp.int32)
+        halves += jnp.sum(counted & large, dtype=jnp.int32)
+    return smalls + halves // 2
+
+
+def distance(board: jax.Array, target: jax.Array, tables: OracleTables) -> jax.Array:
+    """int32 scalar: the fewest moves turning ``board`` into ``target`` (``core.oracle.distance_arrays``)."""
+    keep = keep_levels(board, target, tables)
+    return _distance_from_keep(board.astype(jnp.int32), target.astype(jnp.int32), keep)
+
+
+def _mask_from_keep(current: jax.Array, goal: jax.Array, keep: jax.Array, tables: OracleTables) -> jax.Array:
+    """``core.oracle.optimal_from_keep`` as a bool mask over action ids (the no-op False)."""
+    h = current.shape[1]
+    levels = jnp.arange(h, dtype=jnp.int32)
+    heights = jnp.sum(_bottom_run(current != 0), axis=1, dtype=jnp.int32)
+    top = jnp.sum(jnp.where(levels == heights[:, None] - 1, current, 0), axis=1)
+    top_partner_height = _towards_partner(top[:, None], heights[tables.neighbours])[:, 0]
+    remove = (heights > keep) & ((top < _FIRST_LARGE) | (top_partner_height == heights))
+    # The target's next entry on a clean cell (stack == keep level); 0 on a full stack or where nothing is next.
+    clean = heights == keep
+    next_value = jnp.where(clean, jnp.sum(jnp.where(levels == heights[:, None], goal, 0), axis=1), 0)
+    small = next_value[:, None] == jnp.arange(1, NUM_COLOURS + 1, dtype=jnp.int32)
+    low, high = tables.pair_cells[:, 0], tables.pair_cells[:, 1]
+    level = heights[low]
+    span = (heights[high] == level) & (keep[high] == level)
+    large = span[:, None] & (next_value[low][:, None] == tables.pair_values)
+    return jnp.concatenate([small.reshape(-1), large.reshape(-1), remove, jnp.zeros(1, bool)])
+
+
+def optimal_mask(board: jax.Array, target: jax.Array, tables: OracleTables) -> jax.Array:
+    """bool ``(A,)``: the actions that lower the distance by exactly one (``core.oracle.fill_optimal_mask``)."""
+    keep = keep_levels(board, target, tables)
+    return _mask_from_keep(board.astype(jnp.int32), target.astype(jnp.int32), keep, tables)
+
+
+def distance_and_mask(board: jax.Array, target: jax.Array, tables: OracleTables) -> tuple[jax.Array, jax.Array]:
+    """``(distance(...), optimal_mask(...))`` computing the keep levels once."""
+    current = board.astype(jnp.int32)
+    goal = target.astype(jnp.int32)
+    keep = keep_levels(board, target, tables)
+    return _distance_from_keep(current, goal, keep), _mask_from_keep(current, goal, keep, tables)
