@@ -11,6 +11,8 @@
   the paper's JSON format.
 * ``craft-env play --seat builder|D1|D2|D3``: a person at one seat in the
   terminal, logged like a run (``eval.play``).
+* ``craft-env serve``: the game in the browser, any seat a person, a model or
+  an agent, every game logged like a run (``web``).
 * ``craft-env replay DIR [DIR...] -o replay.html``: every game in one HTML page.
 * ``craft-env transcript DIR --game ID``: one game as a Markdown table.
 * ``craft-env leaderboard PATH... -o board.html``: every run beside the
@@ -86,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_judged_parsers(commands)
     _add_setup_parsers(commands)
     _add_play_parser(commands)
+    _add_serve_parser(commands)
     _add_replay_parsers(commands)
     return parser
 
@@ -255,6 +258,18 @@ def _add_play_parser(commands: Any) -> None:
     play.add_argument("--oracle-n", type=int, default=5, help="candidates shown to the builder; 0 = none")
     play.add_argument("--seed", type=int, default=0, help="base seed of the game (default 0)")
     play.add_argument("--out", help="output directory (default runs/play-<timestamp>)")
+
+
+def _add_serve_parser(commands: Any) -> None:
+    """``serve``: the game in the browser (docs/serve.md)."""
+    serve = commands.add_parser("serve", help="play in the browser: people, models and agents at any seat")
+    serve.add_argument("--out", default="runs/serve", help="folder of the games' run directories (default runs/serve)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
+    serve.add_argument("--api-base", help="base URL passed to litellm for model seats")
+    serve.add_argument("--model", action="append", default=[], metavar="MODEL",
+                       help="a litellm model offered in the organiser's form (repeatable)")
+    serve.add_argument("--max-games", type=int, default=500, help="games the server holds at most (default 500)")
 
 
 def _add_replay_parsers(commands: Any) -> None:
@@ -484,6 +499,15 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from craft_env.web.serve import check_options, serve
+
+    check_options(args.host, args.port, args.max_games, args.out)
+    serve(args.out, host=args.host, port=args.port, api_base=args.api_base, models=tuple(args.model),
+          max_games=args.max_games)
+    return 0
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from craft_env.eval.logs.outputs import output_file
     from craft_env.eval.replay.page import write_replay
@@ -549,6 +573,7 @@ COMMANDS = {
     "merge": cmd_merge,
     "generate": cmd_generate,
     "play": cmd_play,
+    "serve": cmd_serve,
     "replay": cmd_replay,
     "transcript": cmd_transcript,
     "import": cmd_import,

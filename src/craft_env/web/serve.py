@@ -1,0 +1,74 @@
+"""``craft-env serve``: the server's lifetime, from start (resuming saved games) to Ctrl-C.
+
+It binds ``127.0.0.1`` unless told otherwise (``docs/serve.md`` says what
+changes when it is exposed) and prints the organiser's link, whose token
+opens the lobby.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Callable
+
+from craft_env.eval.logs.outputs import output_dir
+from craft_env.web.app import App
+from craft_env.web.http import Server
+from craft_env.web.lobby import DEFAULT_MAX_GAMES, Lobby
+
+DEFAULT_PORT = 8765
+
+
+def organiser_link(host: str, port: int, token: str) -> str:
+    """The organiser's link (the token in the fragment, which the browser keeps to itself)."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/#organiser={token}"
+
+
+async def serve_async(
+    root: str | os.PathLike,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    api_base: str | None = None,
+    models: tuple[str, ...] = (),
+    max_games: int = DEFAULT_MAX_GAMES,
+    max_connections: int = 256,
+    ready: Callable[[Server, Lobby], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Serve the games of ``root`` until ``stop`` is set (or the task is cancelled); ``ready`` is called
+    once the socket listens. Games in play are cancelled on the way out and resume at the next start."""
+    lobby = Lobby(root, api_base, max_games)
+    server = Server(App(lobby, models), host, port, max_connections)
+    await server.start()
+    lobby.resume()
+    try:
+        if ready is not None:
+            ready(server, lobby)
+        await (stop or asyncio.Event()).wait()
+    finally:
+        await server.close()
+        await lobby.close()
+
+
+def serve(root: str | os.PathLike, say: Callable[[str], None] = print, **options) -> None:
+    """Blocking ``serve_async``; prints where the server listens and the organiser's link."""
+
+    def ready(server: Server, lobby: Lobby) -> None:
+        resumed = sum(1 for g in lobby.games.values() if g.status == "playing")
+        say(f"Serving {len(lobby.games)} saved game(s) ({resumed} in play) from {os.fspath(root)}")
+        say(f"Organiser's page: {organiser_link(server.host, server.port, lobby.organiser)}")
+        say("Stop with Ctrl-C; games in play resume when the server starts again.")
+
+    asyncio.run(serve_async(root, ready=ready, **options))
+
+
+def check_options(host: str, port: int, max_games: int, out: str) -> None:
+    """The command line's values checked before anything starts: ``ValueError`` naming the option."""
+    if not host or any(c.isspace() for c in host):
+        raise ValueError(f"--host: expected an address such as 127.0.0.1, got {host!r}")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"--port: expected 0 to 65535, got {port}")
+    if max_games < 1:
+        raise ValueError(f"--max-games: expected at least 1, got {max_games}")
+    output_dir(out, "--out")
