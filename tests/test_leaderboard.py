@@ -442,6 +442,10 @@ def hostile(runs, tmp_path_factory) -> Path:
     config = json.loads((out / "config.json").read_text())
     config["director_model"] = HOSTILE_MODEL
     (out / "config.json").write_text(json.dumps(config))
+    for summary_path in out.glob("run_*/summary.json"):  # each run says the same (runs must agree to pool)
+        summary = json.loads(summary_path.read_text())
+        summary["director_model"] = HOSTILE_MODEL
+        summary_path.write_text(json.dumps(summary))
     log = out / "run_1" / "log.jsonl"
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     for line in lines:

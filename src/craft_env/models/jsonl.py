@@ -178,12 +178,13 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` whole: a kill leaves the old file or the new one, a refused write leaves
     the old one and no temporary (``LogWriteError``)."""
     path = Path(path)
+    data = text.encode("utf-8")  # text UTF-8 cannot encode is refused before any file is touched
     temporary = path.with_name(path.name + ".tmp")
     temporary.unlink(missing_ok=True)  # a stale temporary (or a link planted there) goes, its target stays
     fd = open_no_follow(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     try:
         try:
-            _write_all(fd, text.encode("utf-8"))
+            _write_all(fd, data)
         finally:
             os.close(fd)
         os.replace(temporary, path)

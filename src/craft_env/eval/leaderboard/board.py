@@ -10,6 +10,7 @@ view of the page shows. The HTML page (``page``), the Markdown
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
@@ -32,12 +33,13 @@ from craft_env.eval.leaderboard.entries import (
     entries_from_path,
     unique_keys,
 )
-from craft_env.eval.leaderboard.entryfile import is_entry_file, read_entry
+from craft_env.eval.leaderboard.entryfile import read_entry
 from craft_env.eval.leaderboard.published import published_entries, published_table
 from craft_env.eval.leaderboard.targets import COMPLEXITIES, structure_key, targets_named
-from craft_env.eval.replay.page import block_colours, load_runs, target_picture, write_replay
+from craft_env.eval.replay.page import block_colours, load_runs, render_html, replay_data, target_picture
 from craft_env.eval.results.taxonomy import CATEGORIES
-from craft_env.models.jsonl import json_safe
+from craft_env.models.jsonl import json_safe, write_atomic
+from craft_env.text.clean import valid_unicode
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,7 @@ def load_entries(paths: Sequence[str | os.PathLike]) -> list[Entry]:
     entries: list[Entry] = []
     for raw in paths:
         path = Path(raw)
-        if is_entry_file(path):
+        if path.is_file():  # an entry file, whatever the order of its keys (read_entry refuses any other file)
             entries.append(read_entry(path))
         elif path.is_dir():
             entries += entries_from_path(path)
@@ -128,7 +130,7 @@ def _entry_record(entry: Entry, group: int, placement: Any) -> dict[str, Any]:
         "behaviour": measures(entry.behaviour) if entry.behaviour else None,
         "judges": entry.judges,
         "credit": {k: v for k, v in credit.items() if k.startswith("lambda")} or None,
-        "source": entry.source.name if entry.source else None,
+        "source": valid_unicode(entry.source.name) if entry.source else None,
         "citation": entry.citation,
         "settings": entry.settings,
     }
@@ -160,8 +162,24 @@ def _groups(entries: list[Entry]) -> list[tuple[Group, list[Entry]]]:
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _safe_name(key: str) -> str:
-    return _UNSAFE.sub("_", key).strip("_") or "entry"
+def _page_names(keys: Sequence[str]) -> dict[str, str]:
+    """A file name for each entry key's replay page: distinct for distinct keys, whatever the file system.
+
+    A key of letters, digits, ``.``, ``_`` and ``-`` keeps its name; any other (``x#2``, ``a/b``) has the
+    rest replaced by ``_`` and the first 8 hex digits of its SHA-256 appended, and so does a key whose name
+    is already taken, ignoring case (``x_2`` beside ``X_2``).
+    """
+    names: dict[str, str] = {}
+    used: set[str] = set()
+    for key in sorted(keys):
+        safe = _UNSAFE.sub("_", key).strip("_.") or "entry"
+        if safe != key or safe.casefold() in used:
+            safe = f"{safe[:80]}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:8]}"
+        while safe.casefold() in used:  # a key that is itself another key's hashed name
+            safe += "_"
+        names[key] = safe
+        used.add(safe.casefold())
+    return names
 
 
 def _link(target: Path, output: Path | None, game: int) -> str:
@@ -178,6 +196,7 @@ def _replay_links(entries: list[Entry], options: BoardOptions) -> dict[str, dict
     """``{entry key: {structure: link}}`` to the replay page of each entry's first game on a structure."""
     given = {Path(d).resolve(): Path(f) for d, f in options.replays.items()}
     links: dict[str, dict[str, str]] = {}
+    names = _page_names([e.key for e in entries])
     for entry in entries:
         if entry.kind != RUN or entry.source is None:
             continue
@@ -187,8 +206,9 @@ def _replay_links(entries: list[Entry], options: BoardOptions) -> dict[str, dict
                 (options.output.stem if options.output else "leaderboard") + "-replays"
             )
             folder.mkdir(parents=True, exist_ok=True)
-            page = folder / f"{_safe_name(entry.key)}.html"
-            write_replay([entry.source], page)
+            page = folder / f"{names[entry.key]}.html"
+            html = render_html(replay_data([entry.source]), f"CRAFT replay: {entry.key}")
+            write_atomic(page, valid_unicode(html))  # the replay reader's config text may hold a lone surrogate
         if page is None:
             continue
         games = [g for run in load_runs([entry.source]) for g in run.games]
@@ -256,6 +276,7 @@ def _structure_cards(groups: list[tuple[Group, list[Entry]]], links: dict[str, d
 def build_board(paths: Sequence[str | os.PathLike], options: BoardOptions | None = None) -> dict[str, Any]:
     """Everything the page shows (see the module docstring)."""
     options = options or BoardOptions()
+    options.title = valid_unicode(options.title)
     entries = load_entries(paths)
     if not entries and not options.published:
         raise ValueError("leaderboard: no entries (give run directories, paper logs or entry files)")

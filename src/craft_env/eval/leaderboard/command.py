@@ -1,4 +1,11 @@
-"""``craft-env leaderboard``: build a board (HTML, Markdown or JSON) or write one entry file."""
+"""``craft-env leaderboard``: build a board (HTML, Markdown or JSON) or write one entry file.
+
+Every output is written whole (``jsonl.write_atomic``): a refused or
+killed write leaves the file that was there before, never a torn or empty
+one. Text from the command line (``--title``, ``--group``) is made valid
+Unicode where it enters (``text.clean.valid_unicode``), as the readers do
+for text from files.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,8 @@ from craft_env.eval.leaderboard.board import BoardOptions, build_board
 from craft_env.eval.leaderboard.entryfile import write_entry
 from craft_env.eval.leaderboard.markdown import board_markdown
 from craft_env.eval.leaderboard.page import render_board
+from craft_env.models.jsonl import write_atomic
+from craft_env.text.clean import valid_unicode
 
 DEFAULT_OUTPUT = {"html": "leaderboard.html", "md": "leaderboard.md", "json": "leaderboard.json"}
 
@@ -30,13 +39,13 @@ def board_options(args: argparse.Namespace, output: Path) -> BoardOptions:
         raise ValueError(f"--samples: expected at least 100, got {args.samples}")
     return BoardOptions(
         published=not args.no_published,
-        tags=_pairs(args.group, "--group", "NAME", "PATTERN"),
+        tags=_pairs([valid_unicode(g) for g in args.group], "--group", "NAME", "PATTERN"),
         replays=dict(_pairs(args.replay, "--replay", "DIR", "FILE")),
         with_replays=args.with_replays,
         output=output,
         samples=args.samples,
         seed=args.seed,
-        title=args.title,
+        title=valid_unicode(args.title),
     )
 
 
@@ -57,7 +66,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         text = board_markdown(data)
     else:
         text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    output.write_text(text, encoding="utf-8")
+    write_atomic(output, text)
     size = len(text.encode("utf-8"))
     print(
         f"Wrote {len(data['entries'])} entries in {len(data['groups'])} group(s) to {output} "

@@ -19,6 +19,7 @@ dataset, protocol and condition (``Entry.group``).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -37,14 +38,16 @@ from craft_env.eval.leaderboard.targets import (
     paper_log_dataset,
     structure_key,
 )
-from craft_env.eval.logs.games import GameLog
+from craft_env.eval.logs.games import CONFIG_NAME, SUMMARY_NAME, GameLog, run_dirs
 from craft_env.eval.report.report import load_results
+from craft_env.eval.results.checked import shown
 from craft_env.eval.results.diagnostics import credit_lambda
 from craft_env.eval.results.results import RunResult
 from craft_env.eval.results.stats import mean_sem
 from craft_env.eval.results.table import METRICS, final_metrics
 from craft_env.eval.results.taxonomy import CATEGORIES, taxonomy
 from craft_env.models.jsonl import collection_paused
+from craft_env.text.clean import valid_unicode, valid_unicode_data
 
 RUN, PAPER_LOGS, ENTRY_FILE, PUBLISHED = "run", "paper logs", "entry file", "published"
 JUDGE_FAMILIES = ("SG", "MM", "PS")
@@ -304,13 +307,45 @@ def entries_from_path(path: str | os.PathLike) -> list[Entry]:
         return _entries_from_path(path)
 
 
+#: The settings a run's ``summary.json`` repeats from ``config.json``: runs that differ in one are not pooled.
+RUN_SETTINGS = ("director_model", "builder_model", "protocol", "prompt_version")
+
+
+def check_runs_agree(path: Path, config: dict[str, Any]) -> None:
+    """Refuse a run directory whose runs were played with different settings (``RUN_SETTINGS``).
+
+    Each finished run's ``summary.json`` names its models and protocol; a run copied in from another
+    directory would otherwise be pooled, and shown, under ``config.json``'s names.
+    """
+    for run in run_dirs(path):
+        summary_path = run / SUMMARY_NAME
+        try:
+            summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # an unfinished run has none; an unreadable one says nothing
+            continue
+        if not isinstance(summary, dict):
+            continue
+        summary = valid_unicode_data(summary)
+        for name in RUN_SETTINGS:
+            mine, declared = summary.get(name), config.get(name)
+            if mine is not None and declared is not None and mine != declared:
+                raise ValueError(
+                    f"leaderboard: {os.fspath(summary_path)}: {name} {shown(mine)} differs from "
+                    f"{CONFIG_NAME} ({shown(declared)}); runs of different settings are not pooled into "
+                    "one entry: give each its own output directory"
+                )
+
+
 def _entries_from_path(path: str | os.PathLike) -> list[Entry]:
     results = load_results([path])
     pooled = [r for r in results if r.pooled]
     chosen = pooled or results
-    name = Path(path).resolve().name
+    name = valid_unicode(Path(path).resolve().name)
     entries = []
     for result in chosen:
+        result.config = valid_unicode_data(result.config)  # text enters valid (docs/robustness.md)
+        if result.config.get("source") != "paper logs":
+            check_runs_agree(Path(path), result.config)
         if result.config.get("source") == "paper logs":
             keys = [(g.structure_index, g.structure_id) for g in result.games]
             dataset = paper_log_dataset(keys)
@@ -321,6 +356,7 @@ def _entries_from_path(path: str | os.PathLike) -> list[Entry]:
             dataset, structures = identify_dataset(result.config.get("dataset"))
             kind = RUN
             key = name if len(chosen) == 1 else f"{name}/{result.label}"
+        key = valid_unicode(key)
         entries.append(from_result(result, key, kind, dataset, _complexity(structures, result.games)))
     return entries
 

@@ -42,6 +42,7 @@ from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from typing import Any
 
+from craft_env.eval.results.checked import count
 from craft_env.text import named_information
 
 MEASURES = ("chatter", "broken_record", "panic", "grounding", "recovery", "overthink", "teammate")
@@ -108,7 +109,8 @@ class BehaviourCounts:
     def from_dict(
         cls, data: Mapping[str, Any], where: str = "behaviour", predates: Iterable[str] = ()
     ) -> BehaviourCounts:
-        """Counts from plain data; a missing, negative or non-integer count is a ``ValueError`` naming it.
+        """Counts from plain data; a missing count, or one that is not an int from 0 to
+        ``checked.MAX_COUNT``, is a ``ValueError`` naming it.
 
         ``predates`` names counts the data was written before (``PANIC_COUNTS`` for entry files of
         version 1): they are 0, not measured, whatever the data holds.
@@ -119,10 +121,7 @@ class BehaviourCounts:
             if f.name in skipped:
                 values[f.name] = 0
                 continue
-            value = data.get(f.name) if isinstance(data, Mapping) else None
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{where}.{f.name}: expected a count (an int >= 0), got {value!r}")
-            values[f.name] = value
+            values[f.name] = count(data.get(f.name) if isinstance(data, Mapping) else None, f"{where}.{f.name}")
         for part, whole in _PARTS.items():
             if values[part] > values[whole]:
                 raise ValueError(

@@ -21,11 +21,15 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from craft_env.core.views import ALL_SEATS, DEFAULT_SEATS
+from craft_env.eval.results.checked import shown
+
+log = logging.getLogger(__name__)
 
 NAN = float("nan")
 
@@ -36,12 +40,29 @@ def seated(results: Iterable[Any]) -> tuple[str, ...]:
     return tuple(seat for seat in ALL_SEATS if seat in found)
 
 
-def credit_of(turn: dict[str, Any]) -> list[str]:
-    """The seats the builder says it followed, as logged (a list; a lone string is read as one seat)."""
-    followed = (turn.get("builder") or {}).get("followed") or []
+def credit_of(turn: dict[str, Any]) -> list[str] | None:
+    """The seats the builder says it followed, as logged (a list; a lone string is read as one seat).
+
+    ``None`` when the line holds no readable credit: ``builder`` is not an object, or ``builder.followed``
+    is neither a string nor a list of strings (a hand-edited or foreign log).
+    """
+    builder = turn.get("builder")
+    if builder is None:
+        return []
+    if not isinstance(builder, dict):
+        return None
+    followed = builder.get("followed") or []
     if isinstance(followed, str):
         followed = [followed]
-    return [str(seat).strip().upper() for seat in followed if str(seat).strip()]
+    if not isinstance(followed, list) or not all(isinstance(seat, str) for seat in followed):
+        return None
+    return [seat.strip().upper() for seat in followed if seat.strip()]
+
+
+def _turn_name(turn: dict[str, Any]) -> str:
+    return (
+        f"run {turn.get('run')!r} structure {turn.get('structure_index')!r} turn {turn.get('turn_number')!r}"
+    )
 
 
 def is_oracle_correct(turn: dict[str, Any]) -> bool:
@@ -54,11 +75,19 @@ def credit_lambda(turns: Iterable[dict[str, Any]], seats: Sequence[str] = DEFAUL
     shares = dict.fromkeys(seats, 0.0)
     known = set(seats)
     for turn in turns:
+        credit = credit_of(turn)
+        if credit is None:
+            log.warning(
+                "%s: skipping a turn line whose builder credit is unreadable (builder: %s)",
+                _turn_name(turn),
+                shown(turn.get("builder")),
+            )
+            continue
         total += 1
         if not is_oracle_correct(turn):
             continue
         oracle += 1
-        named = set(credit_of(turn))
+        named = set(credit)
         if not named or named == known or not named <= known:
             degenerate += 1
             continue
