@@ -36,18 +36,34 @@ both (``run`` fixes the directors' archetypes, as a run's number does).
 Further keywords are the run's: ``max_turns``, ``start``,
 ``director_order``, ``seats``, and for model seats ``api_base``,
 ``temperature``, ``max_tokens``, ``timeout``, ``num_retries``.
+
+Arguments are checked where they enter, and a bad one raises
+``ValueError`` naming it and its range: ``seed`` is any integer type
+(``numpy.int64`` too) from 0 to ``MAX_SEED``, ``run`` from 1 to
+``MAX_RUNS``, ``structure`` an index into the dataset, ``num_envs`` from 1
+to ``MAX_NUM_ENVS``, ``failed_turn_penalty`` a finite number from 0 to
+``MAX_FAILED_TURN_PENALTY``. A reply's lone surrogates become U+FFFD as it
+enters (``text.clean.valid_unicode``, docs/robustness.md), so ``info``
+holds only text a file can encode. ``close()`` may be called from any
+thread, one running an event loop of its own included (an async server's),
+and more than once; ``reset`` or ``step`` after it raises ``ValueError``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import operator
+import threading
 from typing import Any
 
 from craft_env.agents.llm import LLMBuilder, LLMDirector
+from craft_env.eval.logs.games import MAX_RUNS
 from craft_env.eval.run.runner import AgentFactory, GameSpec, game_specs, play_game
 from craft_env.eval.run.settings import RunSettings
+from craft_env.models.llm import check_number
 from craft_env.models.redact import Redactor
+from craft_env.text.clean import valid_unicode
 from craft_env.train.clients import BUILDER, SeatClient
 from craft_env.train.recorder import TurnRecorder
 from craft_env.train.rewards import check_reward, turn_reward
@@ -66,6 +82,26 @@ RUN_OPTIONS = (
 )
 
 Messages = list[dict[str, Any]]
+
+#: The largest seed: the engine's seeds are 63-bit, and a game's seed is never negative (as a run's is not).
+MAX_SEED = 2**63 - 1
+#: The most games of one ``BatchedTextEnv``: a game holds about 0.5 MB once reset (256 took 114 MB).
+MAX_NUM_ENVS = 4096
+#: The largest ``failed_turn_penalty`` (a turn's reward is at most a few units: progress, or moves saved).
+MAX_FAILED_TURN_PENALTY = 1e6
+
+
+def whole_number(name: str, value: object, low: int, high: int, what: str = "an int") -> int:
+    """``value`` as an int in ``low..high``: any integer type (``numpy.int64`` too), never a bool or a float;
+    ``ValueError`` naming ``name``, ``what`` it should be and the range otherwise."""
+    try:
+        number = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        number = None
+    if number is None or not low <= number <= high:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise ValueError(f"{name}: expected {what} from {low:,} to {high:,}, got {shown}")
+    return number
 
 
 def text_settings(
@@ -121,22 +157,18 @@ class BatchedTextEnv:
         failed_turn_penalty: float = 0.0,
         **options: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs: expected an int >= 1, got {num_envs!r}")
+        num_envs = whole_number("num_envs", num_envs, 1, MAX_NUM_ENVS)
         self.settings = text_settings(others, protocol, oracle_n, dataset, options)
         seats = (BUILDER, *self.settings.seats)
         if seat not in seats:
             raise ValueError(f"seat: expected one of {', '.join(seats)}, got {seat!r}")
         self.seat = seat
         self.reward = check_reward(reward)
-        self.failed_turn_penalty = float(failed_turn_penalty)
+        self.failed_turn_penalty = float(
+            check_number("failed_turn_penalty", failed_turn_penalty, 0.0, MAX_FAILED_TURN_PENALTY)
+        )
         self._specs = {spec.index: spec for spec in game_specs(self.settings, 1)}
-        if structure is not None and structure not in self._specs:
-            raise ValueError(
-                f"structure: expected an index into the dataset (0..{len(self._specs) - 1}), "
-                f"got {structure!r}"
-            )
-        self.structure = structure
+        self.structure = None if structure is None else self._structure(structure)
         self.num_envs = num_envs
         self._loop = asyncio.new_event_loop()
         self._redactor = Redactor()
@@ -144,16 +176,36 @@ class BatchedTextEnv:
 
     # ------------------------------------------------------------------ games
 
+    def _structure(self, index: object) -> int:
+        """``index`` checked as an index into the dataset (its games are numbered 0, 1, ...)."""
+        return whole_number("structure", index, 0, len(self._specs) - 1, "an index into the dataset")
+
     def _spec(self, seed: int, structure: int | None, run: int) -> GameSpec:
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
-        index = structure if structure is not None else self.structure
-        index = seed % len(self._specs) if index is None else index
-        if index not in self._specs:
-            raise ValueError(
-                f"structure: expected an index into the dataset (0..{len(self._specs) - 1}), got {index!r}"
-            )
+        if structure is not None:
+            index = self._structure(structure)
+        else:
+            index = seed % len(self._specs) if self.structure is None else self.structure
         return dataclasses.replace(self._specs[index], seed=seed, run=run)
+
+    def _seeds(self, seed: object) -> list[int]:
+        """One checked seed per game: ``seed`` is one per game, or the first of ``seed, seed + 1, ...``."""
+        if isinstance(seed, (str, bytes)) or not hasattr(seed, "__iter__"):
+            first = whole_number("seed", seed, 0, MAX_SEED)
+            if first + self.num_envs - 1 > MAX_SEED:
+                raise ValueError(
+                    f"seed: expected an int from 0 to {MAX_SEED - self.num_envs + 1:,} "
+                    f"(the games take seed, seed + 1, ..., seed + {self.num_envs - 1}), got {first}"
+                )
+            return [first + k for k in range(self.num_envs)]
+        seeds = list(seed)
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"seed: expected {self.num_envs} seeds (one per game), got {len(seeds)}")
+        names = ["seed"] if len(seeds) == 1 else [f"seed[{k}]" for k in range(len(seeds))]
+        return [whole_number(name, value, 0, MAX_SEED) for name, value in zip(names, seeds)]
+
+    def _check_open(self, call: str) -> None:
+        if self._loop.is_closed():
+            raise ValueError(f"{call}: the environment is closed; make a new one")
 
     def _agent(self, client: SeatClient) -> Any:
         return LLMBuilder(client) if self.seat == BUILDER else LLMDirector(client)
@@ -183,6 +235,11 @@ class BatchedTextEnv:
             self._loop.run_until_complete(asyncio.wait(waiting))
 
     @property
+    def started(self) -> bool:
+        """Whether ``reset`` has started games (``step`` before it has nothing to play)."""
+        return any(slot.spec is not None for slot in self._slots)
+
+    @property
     def done(self) -> list[bool]:
         """Which games have ended (they take ``None`` as their reply until the next ``reset``)."""
         return [slot.done for slot in self._slots]
@@ -205,10 +262,12 @@ class BatchedTextEnv:
         self, seed: int | list[int] = 0, structure: int | list[int | None] | None = None, run: int = 1
     ) -> tuple[list[Messages | None], list[dict[str, Any]]]:
         """Start every game; ``seed`` is one seed per game, or the first of ``seed, seed + 1, ...``."""
-        seeds = list(seed) if isinstance(seed, (list, tuple)) else [seed + k for k in range(self.num_envs)]
+        self._check_open("reset")
+        seeds = self._seeds(seed)
         structures = list(structure) if isinstance(structure, (list, tuple)) else [structure] * self.num_envs
-        if len(seeds) != self.num_envs or len(structures) != self.num_envs:
-            raise ValueError(f"seed: expected {self.num_envs} seeds (one per game), got {len(seeds)}")
+        if len(structures) != self.num_envs:
+            raise ValueError(f"structure: expected {self.num_envs} (one per game), got {len(structures)}")
+        run = whole_number("run", run, 1, MAX_RUNS)
         specs = [self._spec(s, index, run) for s, index in zip(seeds, structures)]
         for slot, spec in zip(self._slots, specs):
             self._start(slot, spec)
@@ -225,6 +284,7 @@ class BatchedTextEnv:
         self, replies: list[str | None]
     ) -> tuple[list[Messages | None], list[float], list[bool], list[bool], list[dict[str, Any]]]:
         """Answer every waiting game (ended games take ``None``); play on until each waits again."""
+        self._check_open("step")
         if len(replies) != self.num_envs:
             raise ValueError(f"replies: expected {self.num_envs} (one per game), got {len(replies)}")
         active = [slot for slot in self._slots if not slot.done]
@@ -236,7 +296,7 @@ class BatchedTextEnv:
         for slot, reply in zip(self._slots, replies):
             if not slot.done:
                 slot.ready = self._loop.create_future()
-                slot.client.answer(reply)
+                slot.client.answer(valid_unicode(reply))
         self._settle(active)
         results = [self._result(slot, slot in active) for slot in self._slots]
         return tuple(list(column) for column in zip(*results))  # type: ignore[return-value]
@@ -295,11 +355,33 @@ class BatchedTextEnv:
         if ended.get("event") == "done":
             completed = bool(ended.get("completed"))
             return completed, not completed
-        info["error"] = ended.get("error") or ended.get("reason") or "the game ended without a result"
+        info["error"] = ended.get("error") or ended.get("reason") or self._crash(slot)
         return False, True
 
+    @staticmethod
+    def _crash(slot: _Slot) -> str:
+        """Why a game's task ended without logging its end: its exception (taken, so asyncio logs nothing)."""
+        task = slot.task
+        if task is not None and task.done() and not task.cancelled() and task.exception() is not None:
+            error = task.exception()
+            return f"the game crashed: {type(error).__name__}: {error}"
+        return "the game ended without a result"
+
     def close(self) -> None:
-        """Stop every game and close the event loop."""
+        """Stop every game and close the event loop (see the module docstring: any thread, more than once)."""
+        if self._loop.is_closed():
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs in this thread: this loop may run here
+            self._close_now()
+            return
+        # A loop of another's runs in this thread (an async server's), and asyncio runs one loop per thread.
+        closer = threading.Thread(target=self._close_now, name="text_env-close")
+        closer.start()
+        closer.join()
+
+    def _close_now(self) -> None:
         for slot in self._slots:
             self._stop(slot)
         self._loop.close()
@@ -333,6 +415,9 @@ class TextEnv:
 
     def step(self, reply: str) -> tuple[Messages | None, float, bool, bool, dict[str, Any]]:
         """Play ``reply``; ``ValueError`` once the game has ended (call ``reset``)."""
+        self.batch._check_open("step")
+        if not self.batch.started:
+            raise ValueError("step: no game yet; call reset() first")
         if self.batch.done[0]:
             raise ValueError("step: the game has ended; call reset() to start another")
         observations, rewards, terminated, truncated, infos = self.batch.step([reply])
