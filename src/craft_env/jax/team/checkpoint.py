@@ -1,0 +1,76 @@
+"""Saving and loading a trained team: ``team.npz`` (parameters) beside ``team.json`` (config and sizes).
+
+The parameters are the pytree of ``policy.init_params`` with a leading
+seed axis (one row per trained seed); each leaf is stored under its path
+(``director/h1/w``). Loading rebuilds the pytree from the config and the
+sizes and checks every leaf's name and shape, so a file from another
+config is refused with the leaf named rather than silently misread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from craft_env.jax.team import policy as pol
+from craft_env.jax.team.config import TeamConfig
+
+FORMAT = "craft-env team"
+VERSION = 1
+
+
+def _leaf_name(path) -> str:
+    return "/".join(str(getattr(part, "key", getattr(part, "idx", part))) for part in path)
+
+
+def flatten(params) -> dict[str, np.ndarray]:
+    leaves = jax.tree_util.tree_flatten_with_path(params)[0]
+    return {_leaf_name(path): np.asarray(leaf) for path, leaf in leaves}
+
+
+def save(directory: str | os.PathLike, params, cfg: TeamConfig, shapes: pol.Shapes, extra: dict | None = None) -> Path:
+    """Write ``team.npz`` and ``team.json`` into ``directory`` (made if missing); returns the directory."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    arrays = flatten(params)
+    tmp = directory / "team.npz.tmp"
+    with tmp.open("wb") as handle:
+        np.savez(handle, **arrays)
+    os.replace(tmp, directory / "team.npz")
+    meta = {"format": FORMAT, "version": VERSION, "config": cfg.to_dict(), "shapes": shapes._asdict(),
+            "extra": extra or {}}
+    (directory / "team.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return directory
+
+
+def load(directory: str | os.PathLike) -> tuple[dict, TeamConfig, pol.Shapes, dict]:
+    """``(params with a leading seed axis, config, shapes, extra)`` from a directory written by ``save``."""
+    directory = Path(directory)
+    meta = json.loads((directory / "team.json").read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT or meta.get("version") != VERSION:
+        raise ValueError(f"team.json: not a {FORMAT} file of version {VERSION}: {directory}")
+    cfg = TeamConfig.from_dict(meta["config"])
+    shapes = pol.Shapes(**meta["shapes"])
+    template = pol.init_params(jax.random.PRNGKey(0), shapes, cfg)
+    with np.load(directory / "team.npz") as stored:
+        arrays = {name: stored[name] for name in stored.files}
+    paths, treedef = jax.tree_util.tree_flatten_with_path(template)
+    leaves = []
+    for path, leaf in paths:
+        name = _leaf_name(path)
+        if name not in arrays:
+            raise ValueError(f"team.npz: missing parameter {name!r}")
+        if arrays[name].shape[1:] != leaf.shape:
+            raise ValueError(f"team.npz: parameter {name!r} has shape {arrays[name].shape[1:]}, "
+                             f"the config needs {leaf.shape}")
+        leaves.append(arrays[name])
+    return jax.tree_util.tree_unflatten(treedef, leaves), cfg, shapes, meta.get("extra", {})
+
+
+def seed_params(params, index: int):
+    """One seed's parameters out of the stacked ones."""
+    return jax.tree_util.tree_map(lambda leaf: leaf[index], params)

@@ -1,0 +1,186 @@
+"""The evaluation every team gets: the bundled set on ``vector_env``, greedy policies, no oracle, 20 turns.
+
+Each team plays the 20 bundled structures x ``seeds`` games in one
+``vector_env`` (env ``i`` plays structure ``i % 20``; ``reset(seed=EVAL_SEED)``),
+so every team plays exactly the same episodes (targets and speaking
+orders) and differences between teams are paired game by game. A learned
+team is played by the same policy functions it trained with (``team.policy``,
+jitted, greedy: argmax of the masked logits), on the numba game rather than
+the JAX one: the evaluation is also a check that both games agree. The
+learned builder plays under its training mask (``mask_pass``; as
+``examples/train_builder.py``'s evaluation does) and without the
+cold-start prior.
+
+Seats:
+
+* directors: ``random`` (uniform over each mask), ``scripted`` (``core.scripted``),
+  ``learned``;
+* builder: ``random`` (uniform over its mask: legal moves and the pass),
+  ``listener`` (the move the first director in speaking order asked for,
+  when legal, else a random legal move; ``examples/builder_ppo.py``'s),
+  ``learned``, ``oracle`` (a uniformly random optimal move).
+
+The paired difference between two teams is the leaderboard's paired
+bootstrap (``eval.results.bands``: structures, then games within them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import craft_env
+from craft_env.core.batch import sample_masks
+from craft_env.eval.leaderboard.targets import structure_key
+from craft_env.eval.results.bands import Interval, Scores, rank_bands
+from craft_env.jax.team import policy as pol
+from craft_env.jax.team.config import TeamConfig
+from craft_env.jax.team.game import intents_offset
+
+EVAL_SEED = 10_000
+MAX_TURNS = 20
+FINAL = ("progress", "completion", "turn", "position_accuracy", "iou")
+#: Per-game counts over its turns: name -> the builder step's info column (``failed``: reason != 0).
+COUNTED = {"failed": "reason", "removes": "remove_attempted", "removes_prescribed": "remove_prescribed",
+           "followed": "followed_oracle"}
+
+
+@dataclass(frozen=True)
+class Games:
+    """Per-game results of one team on the evaluation episodes (game ``i`` plays structure ``i % 20``)."""
+
+    name: str
+    progress: np.ndarray
+    completion: np.ndarray
+    turns: np.ndarray
+    structures: tuple[str, ...]
+    #: The other per-game values a leaderboard entry holds (``eval.leaderboard.entries.GameResult``).
+    extra: dict[str, np.ndarray] | None = None
+
+    def summary(self) -> dict[str, float]:
+        size = len(self.progress)
+        return {
+            "progress": float(self.progress.mean()),
+            "se": float(self.progress.std(ddof=1) / np.sqrt(size)) if size > 1 else 0.0,
+            "completion": float(self.completion.mean()),
+            "completed": float(np.mean(self.completion >= 1.0)),
+            "turns": float(self.turns.mean()),
+            "games": size,
+        }
+
+    def scores(self) -> Scores:
+        """The bands' view: progress per structure name."""
+        by_structure: dict[str, list[float]] = {}
+        for i, value in enumerate(self.progress):
+            by_structure.setdefault(self.structures[i % len(self.structures)], []).append(float(value))
+        s = self.summary()
+        return Scores(self.name, s["progress"], s["se"], by_structure)
+
+
+def structure_names() -> tuple[str, ...]:
+    return tuple(structure_key(s.id, i) for i, s in enumerate(craft_env.load_eval_set()))
+
+
+class LearnedPolicies:
+    """A trained team's greedy policies on numpy observations (jitted once per shape)."""
+
+    def __init__(self, params: dict, cfg: TeamConfig, shapes: pol.Shapes) -> None:
+        self.params, self.cfg, self.shapes = params, cfg, shapes
+        self._directors = jax.jit(self._director_actions)
+        self._builder = jax.jit(self._builder_actions)
+
+    def _director_actions(self, params, obs, mask, memory):
+        return jnp.argmax(pol.director_logits(params, self.cfg, pol.director_inputs(obs, memory), mask), -1)
+
+    def _builder_actions(self, params, obs, mask, memory):
+        mask = pol.training_builder_mask(self.shapes, self.cfg, mask)
+        heard = jnp.zeros((*obs.shape[:-1], self.shapes.seats, self.shapes.num_actions))
+        x = pol.builder_inputs(obs, memory)
+        return jnp.argmax(pol.builder_logits(params, self.cfg, x, mask, heard, 0.0), -1)
+
+    def directors(self, obs, mask, memory) -> np.ndarray:
+        return np.asarray(self._directors(self.params, obs, mask, memory))
+
+    def builder(self, obs, mask, memory) -> np.ndarray:
+        return np.asarray(self._builder(self.params, obs, mask, memory))
+
+
+def listen(env, mask: np.ndarray, meaning: np.ndarray, seed: int) -> np.ndarray:
+    """The listener (module docstring): the first director in speaking order with a legal request."""
+    spoken = env.spoken_intents.astype(np.int64)
+    rows = np.arange(env.num_envs)
+    actions = env.sample_actions(seed)
+    chosen = np.zeros(env.num_envs, bool)
+    for k in range(len(env.seats)):
+        seat = env.director_orders[:, k]
+        action = meaning[seat, np.maximum(spoken[rows, seat], 0)]
+        usable = ~chosen & (spoken[rows, seat] > 0) & (action >= 0)
+        usable &= mask[rows, np.maximum(action, 0)].astype(bool)
+        actions[usable] = action[usable]
+        chosen |= usable
+    return actions
+
+
+def _director_move(env, kind, obs, memory, policies, rng):
+    if kind == "scripted":
+        return env.scripted_intents()
+    if kind == "random":
+        return env.sample_actions(int(rng.integers(1 << 62)))
+    return policies.directors(obs["directors"]["observation"], obs["directors"]["action_mask"], memory)
+
+
+def _builder_move(env, kind, obs, memory, policies, meaning, rng):
+    b = obs["builder"]
+    if kind == "random":
+        return env.sample_actions(int(rng.integers(1 << 62)))
+    if kind == "listener":
+        return listen(env, b["action_mask"], meaning, int(rng.integers(1 << 62)))
+    if kind == "oracle":
+        return sample_masks(env.optimal_masks, int(rng.integers(1 << 62)))
+    return policies.builder(b["observation"], b["action_mask"], memory)
+
+
+def play(name: str, directors: str, builder: str, seeds: int = 10, policies: LearnedPolicies | None = None,
+         memory_turns: int = 0, base_seed: int = EVAL_SEED) -> Games:
+    """Every bundled structure ``seeds`` times with the given seats; one episode per env."""
+    names = structure_names()
+    env = craft_env.vector_env(len(names) * seeds, structures=list(range(len(names))), max_turns=MAX_TURNS,
+                               copy=True)
+    meaning = np.stack([intents.action for intents in env.intents]).astype(np.int64)
+    obs, _ = env.reset(seed=base_seed)
+    shapes = pol.Shapes(len(env.seats), env.num_intents, env.num_actions, env.noop, env.director_dim,
+                        env.builder_dim, env.state_dim, intents_offset(env.n, env.height))
+    memory = np.zeros((env.num_envs, memory_turns, shapes.memory_width), np.float32)
+    final = {key: np.full(env.num_envs, np.nan) for key in FINAL}
+    counts = {key: np.zeros(env.num_envs, np.int64) for key in COUNTED}
+    finished = np.zeros(env.num_envs, bool)
+    rng = np.random.default_rng(base_seed)
+    while not finished.all():
+        obs, *_ = env.step_directors(_director_move(env, directors, obs, memory, policies, rng))
+        spoken = obs["builder"]["observation"][:, shapes.intents_offset:shapes.intents_offset + shapes.memory_width]
+        actions = _builder_move(env, builder, obs, memory, policies, meaning, rng)
+        obs, _, terminated, truncated, info = env.step_builder(actions)
+        done = terminated | truncated
+        for key, column in COUNTED.items():
+            counts[key] += np.where(finished, 0, (info[column] != 0) if key == "failed" else info[column] > 0)
+        memory = np.asarray(pol.push_memory(jnp.asarray(memory), jnp.asarray(spoken), jnp.asarray(done)))
+        ended = done & ~finished
+        for key, values in final.items():
+            values[ended] = info[key][ended]
+        finished |= ended
+    extra = {key: final[key] for key in ("position_accuracy", "iou")} | counts
+    return Games(name, final["progress"], final["completion"], final["turn"], names, extra)
+
+
+def paired_difference(a: Games, b: Games) -> Interval:
+    """``a - b`` in progress with the leaderboard's 95% paired-bootstrap interval (``eval.results.bands``)."""
+    if a.name == b.name:
+        raise ValueError(f"paired_difference: two teams named {a.name!r}")
+    top, _ = rank_bands([a.scores(), b.scores()])
+    interval = top.to_next
+    if top.key == a.name:
+        return interval
+    return Interval(-interval.diff, -interval.high, -interval.low, interval.method, interval.structures)

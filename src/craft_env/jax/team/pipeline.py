@@ -1,0 +1,98 @@
+"""What ``examples/train_team.py`` does after training: curves, the evaluation table, results, the entry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from craft_env.jax.team import checkpoint, report
+from craft_env.jax.team.entry import write_team_entry
+from craft_env.jax.team.evaluate import LearnedPolicies, play
+from craft_env.jax.team.policy import Shapes
+
+#: Baseline rows: (name, directors, builder).
+BASELINES = (("random team", "random", "random"), ("scripted + listener", "scripted", "listener"))
+ORACLE = ("scripted + oracle builder", "scripted", "oracle")
+
+
+def load_runs(directory: Path) -> dict:
+    """``{config: (stacked params, cfg)}`` of every saved team under ``directory``."""
+    teams = {}
+    for meta in sorted(directory.glob("*/team.json")):
+        params, cfg, _, _ = checkpoint.load(meta.parent)
+        teams[meta.parent.name] = (params, cfg)
+    if not teams:
+        raise ValueError(f"--load: no saved team (*/team.json) under {directory}")
+    return teams
+
+
+def save_curves(out: Path, runs: dict) -> None:
+    curves = {name: run.curves for name, run in runs.items()}
+    report.write_json(out / "curves.json", {
+        name: {"turns_per_update": run.cfg.turns_per_update, **{k: v for k, v in run.curves.items()}}
+        for name, run in runs.items()})
+    report.plot_curves(curves, {name: run.cfg.turns_per_update for name, run in runs.items()}, out / "curves.png")
+
+
+def _shapes() -> Shapes:
+    import craft_env
+
+    from craft_env.jax.team.game import intents_offset
+
+    env = craft_env.vector_env(1)
+    return Shapes(len(env.seats), env.num_intents, env.num_actions, env.noop, env.director_dim, env.builder_dim,
+                  env.state_dim, intents_offset(env.n, env.height))
+
+
+def row_name(config: str, seed: int, who: str) -> str:
+    return f"{config} seed {seed}{who}"
+
+
+def learned_rows(name: str, params, cfg, seeds: int) -> list:
+    """The evaluation of every seed of one config: the learned team, and its directors with the listener."""
+    shapes = _shapes()
+    rows = []
+    for index, seed in enumerate(cfg.seeds):
+        policies = LearnedPolicies(checkpoint.seed_params(params, index), cfg, shapes)
+        rows.append(play(row_name(name, seed, ""), cfg.directors, cfg.builder, seeds, policies, cfg.memory))
+        if cfg.directors == "learned" and cfg.builder == "learned":
+            rows.append(play(row_name(name, seed, " (directors) + listener"), "learned", "listener", seeds,
+                             policies, cfg.memory))
+    return rows
+
+
+def evaluate_all(teams: dict, out: Path, seeds: int, say: Callable[[str], None] = lambda line: None,
+                 entry_configs: tuple[str, ...] = ("team",)) -> list[str]:
+    """Play every baseline and every saved seed; write ``table.md``, ``results.json`` and an entry file per
+    seed of ``entry_configs`` (``<config>-seed<k>.entry.json``); return the table's lines."""
+    baselines = [play(name, d, b, seeds) for name, d, b in BASELINES]
+    say("baselines played")
+    groups: dict[str, list] = {}
+    rows = list(baselines)
+    for name, (params, cfg) in teams.items():
+        played = learned_rows(name, params, cfg, seeds)
+        rows.extend(played)
+        groups[name] = [g for g in played if not g.name.endswith("+ listener")]
+        listened = [g for g in played if g.name.endswith("+ listener")]
+        if listened:
+            groups[f"{name} (directors) + listener"] = listened
+        say(f"{name}: evaluated")
+    rows.append(play(*ORACLE, seeds))
+    reference = _reference(baselines, groups)
+    lines = [f"Reference: {reference.name}", ""] + report.table(rows, reference) + [""] + report.seed_spread(groups)
+    (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report.write_json(out / "results.json", {"reference": reference.name, "rows": report.results_json(rows, reference)})
+    for name in entry_configs:
+        for games in groups.get(name, []):
+            key = f"{games.name.replace(' ', '-')}"
+            write_team_entry(games, f"craft-env {key}", out / f"{key}.entry.json")
+    return lines
+
+
+def _reference(baselines: list, groups: dict):
+    """The best team that does not learn to talk: the listener, or the best seed of scripted + builder."""
+    candidates = [g for g in baselines if g.name == "scripted + listener"]
+    candidates += groups.get("scripted+builder", [])
+    return max(candidates, key=lambda g: float(np.mean(g.progress)))
