@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from craft_env.eval.results.bands import PAIRED, UNPAIRED, Scores, rank_bands
+from craft_env.eval.results.bands import NOT_COMPARABLE, PAIRED, UNPAIRED, Scores, rank_bands
 
 STRUCTURES = [f"s{k:02d}" for k in range(20)]
 BASE = np.random.default_rng(7).uniform(0.2, 0.7, size=len(STRUCTURES))
@@ -105,11 +105,15 @@ def test_a_published_row_without_a_sem_cannot_be_told_apart():
     assert found["p"].band == found["q"].band == 1 and found["q"].rank == 1
 
 
-def test_entries_sharing_fewer_than_two_structures_are_compared_unpaired():
+def test_entries_sharing_fewer_than_two_structures_are_not_comparable():
     a = Scores("a", 0.6, 0.05, {"s00": [0.6], "s01": [0.6]})
     b = Scores("b", 0.5, 0.05, {"s01": [0.5], "s02": [0.5]})
-    interval = placed([a, b])["a"].to_next
-    assert interval.method == UNPAIRED
+    found = placed([a, b])
+    interval = found["a"].to_next
+    assert interval.method == NOT_COMPARABLE and "share 1 structure" in interval.reason
+    assert math.isnan(interval.low) and math.isnan(interval.high)
+    assert found["a"].rank == found["b"].rank == 1 and found["a"].band == found["b"].band
+    assert found["b"].not_comparable == {"a": interval.reason}
 
 
 def test_pairs_use_only_the_structures_both_played():

@@ -101,6 +101,7 @@ def _interval(interval: Any) -> dict[str, Any] | None:
         "high": interval.high,
         "method": interval.method,
         "structures": interval.structures,
+        "reason": interval.reason,
     }
 
 
@@ -122,6 +123,8 @@ def _entry_record(entry: Entry, group: int, placement: Any) -> dict[str, Any]:
         "rank": placement.rank,
         "band": placement.band,
         "position": placement.position,
+        "score": placement.mean,
+        "not_comparable": placement.not_comparable,
         "ci": list(placement.interval),
         "ci_method": placement.interval_method,
         "next": _interval(placement.to_next),
@@ -137,14 +140,21 @@ def _entry_record(entry: Entry, group: int, placement: Any) -> dict[str, Any]:
 
 
 def _scores(entry: Entry) -> Scores:
+    """What the bands see of an entry: per-structure progress, or (a published row) the mean, the SEM and
+    the structures it was played on: every structure of its bundled dataset (Table 1: the paper's 20)."""
     by_structure = entry.by_structure if entry.games else None
     mean = entry.summary.get("progress")
     sem = entry.summary.get("progress_sem")
+    played = None
+    if entry.kind == PUBLISHED:
+        targets = targets_named(entry.dataset)
+        played = frozenset(structure_key(t.id, i) for i, t in enumerate(targets)) if targets else None
     return Scores(
         entry.key,
         math.nan if mean is None else float(mean),
         math.nan if sem is None else float(sem),
         by_structure,
+        played,
     )
 
 

@@ -1,27 +1,37 @@
 """Rank bands: which differences in progress between entries are real (docs/leaderboard.md, "Rank bands").
 
-Entries are ordered by mean progress. For two entries with per-structure
-results, the difference in progress is bootstrapped *paired by structure*:
-each of ``samples`` draws picks the structures both entries played, with
-replacement, and within each drawn structure each entry's runs, with
-replacement; the statistic is the mean over the drawn structures of each
-entry's mean over its drawn runs, and the 95% interval of the difference
-is the 2.5th to 97.5th percentile of the drawn differences. An entry
-without per-structure results (a published row), or a pair sharing fewer
-than two structures, gets an *unpaired* interval instead: the difference
-of the means ± z·sqrt(SEM_a² + SEM_b²) (normal, z = 1.96 for 95%).
+The unit is the structure. An entry with per-structure results is scored
+by the mean over its structures of its mean over runs on each (repeated
+runs of one structure are nearly identical, so they are not independent
+samples), and entries are ordered by that score. For two such entries the
+difference is bootstrapped *paired by structure*: each of ``samples``
+draws picks the structures both entries played, with replacement, and
+within each drawn structure each entry's runs, with replacement; the
+statistic is the mean over the drawn structures of each entry's mean over
+its drawn runs, and the 95% interval of the difference is the 2.5th to
+97.5th percentile of the drawn differences. An entry known only by its mean
+and SEM (a published row) is compared *unpaired*: the difference of the
+scores ± z·sqrt(SEM_a² + SEM_b²) (normal, z = 1.96 for 95%), where an entry
+with per-structure results contributes the SEM of its structure means.
 
+* **Comparable.** Two entries are compared only on the same structures:
+  two entries with per-structure results when they share at least two
+  structures; otherwise when both played the same set of structures (an
+  entry whose set is not known, ``Scores.played`` unset, is taken to have
+  played any). Other pairs are *not comparable*: their interval says why
+  and has no bounds, and neither counts against the other's rank.
 * **Bands**: walking down the order, an entry shares the band of the one
-  above it when the interval of their difference contains zero, and opens a
-  new band when it does not.
+  above it when the interval of their difference contains zero or the two
+  are not comparable, and opens a new band otherwise.
 * **Rank** (the upper-bound rank Chatbot Arena shows): 1 + the number of
-  entries whose difference over this one has its whole interval above zero.
-  Entries that cannot be told apart from each other get the same rank.
+  comparable entries whose difference over this one has its whole interval
+  above zero. Entries that cannot be told apart get the same rank.
 
 Every draw is seeded from ``seed`` and the names of the structures (and,
 for runs within structures, the entry's key), so the result depends on
 neither the order the entries are given in nor the machine. The draws are
-numpy arrays of shape (samples, structures[, runs]): 50 entries of 60
+made in blocks of at most ``BLOCK_CELLS`` (sample, structure) cells, so
+memory does not grow with the number of structures; 50 entries of 60
 games take well under a second (benchmarks/bench_leaderboard.py).
 """
 
@@ -29,17 +39,23 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from statistics import NormalDist
 
 import numpy as np
+
+from craft_env.eval.results.stats import mean_sem
 
 SAMPLES = 10_000
 LEVEL = 0.95
 SEED = 0
 PAIRED = "paired bootstrap"
 UNPAIRED = "unpaired, from SEM"
+NOT_COMPARABLE = "not comparable"
+#: The most (sample, structure) cells drawn at once: 2**20 cells of int64 picks are 8 MiB.
+BLOCK_CELLS = 2**20
 
 
 @dataclass(frozen=True)
@@ -54,10 +70,24 @@ class Scores:
     mean: float
     sem: float
     by_structure: Mapping[str, Sequence[float]] | None = None
+    played: frozenset[str] | None = None
 
     @property
     def paired(self) -> bool:
         return bool(self.by_structure)
+
+    @property
+    def structures(self) -> frozenset[str] | None:
+        """The structures the entry played (``None``: not known, taken to be any set)."""
+        return frozenset(self.by_structure) if self.by_structure else self.played
+
+    @cached_property
+    def level(self) -> tuple[float, float]:
+        """The entry's score and its SEM with the structure as the unit (``mean`` and ``sem`` without
+        per-structure results): the mean of its structure means, and their SEM (NaN below two)."""
+        if not self.by_structure:
+            return self.mean, self.sem
+        return mean_sem([math.fsum(v) / len(v) for v in self.by_structure.values()])
 
 
 @dataclass(frozen=True)
@@ -69,6 +99,11 @@ class Interval:
     high: float
     method: str
     structures: int = 0
+    reason: str | None = None
+
+    @property
+    def comparable(self) -> bool:
+        return self.method != NOT_COMPARABLE
 
     @property
     def separates(self) -> bool:
@@ -89,6 +124,7 @@ class Placement:
     interval_method: str
     to_next: Interval | None = None
     beaten_by: list[str] = field(default_factory=list)
+    not_comparable: dict[str, str] = field(default_factory=dict)
 
 
 def _digest(*parts: str) -> list[int]:
@@ -106,21 +142,46 @@ def _z(level: float) -> float:
 
 
 def _unpaired(a: Scores, b: Scores, level: float) -> Interval:
-    diff = a.mean - b.mean
-    spread = _z(level) * math.sqrt(a.sem**2 + b.sem**2)
+    (mean_a, sem_a), (mean_b, sem_b) = a.level, b.level
+    diff = mean_a - mean_b
+    spread = _z(level) * math.sqrt(sem_a**2 + sem_b**2)
     return Interval(diff, diff - spread, diff + spread, UNPAIRED)
 
 
+def _not_comparable(reason: str) -> Interval:
+    return Interval(math.nan, math.nan, math.nan, NOT_COMPARABLE, 0, reason)
+
+
+def _sets_differ(a: Scores, b: Scores) -> str | None:
+    """Why an unpaired comparison of ``a`` and ``b`` would be over different structures (``None``: it is not)."""
+    mine, theirs = a.structures, b.structures
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    return (
+        f"{a.key} played {len(mine)} structures and {b.key} {len(theirs)}, {len(mine & theirs)} of them "
+        "the same: their means are over different structures"
+    )
+
+
 class _Draws:
-    """Bootstrap means of entries over one set of structures (shared structure draws: the pairing)."""
+    """Bootstrap means of entries over one set of structures (shared structure draws: the pairing).
+
+    The structure picks are drawn in blocks of rows (samples) of at most ``BLOCK_CELLS`` cells, from one
+    seeded generator, so every entry sees the same picks and memory does not grow with the structures.
+    """
 
     def __init__(self, structures: tuple[str, ...], samples: int, seed: int) -> None:
         self.structures = structures
         self.samples = samples
         self.seed = seed
-        rng = _rng(seed, "structures", *structures)
-        self.picks = rng.integers(0, len(structures), size=(samples, len(structures)))
+        self.rows = max(1, BLOCK_CELLS // len(structures))
         self._means: dict[str, np.ndarray] = {}
+
+    def _blocks(self) -> Iterator[np.ndarray]:
+        rng = _rng(self.seed, "structures", *self.structures)
+        n = len(self.structures)
+        for start in range(0, self.samples, self.rows):
+            yield rng.integers(0, n, size=(min(self.rows, self.samples - start), n))
 
     def means(self, entry: Scores) -> np.ndarray:
         """``samples`` bootstrap values of the entry's mean progress over these structures."""
@@ -132,28 +193,31 @@ class _Draws:
         values = np.full((len(runs), width), np.nan)
         for row, r in enumerate(runs):
             values[row, : len(r)] = r
-        if width == 1:
-            drawn = values[self.picks, 0]
-        else:
-            drawn = self._within_runs(entry.key, values, counts)
-        result = drawn.mean(axis=1)
+        rng = _rng(self.seed, "runs", entry.key, *self.structures)
+        parts = []
+        for picks in self._blocks():
+            drawn = values[picks, 0] if width == 1 else self._within_runs(rng, picks, values, counts)
+            parts.append(drawn.mean(axis=1))
+        result = np.concatenate(parts)
         self._means[entry.key] = result
         return result
 
-    def _within_runs(self, key: str, values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """(samples, structures) means over runs drawn with replacement within each drawn structure."""
-        rng = _rng(self.seed, "runs", key, *self.structures)
+    @staticmethod
+    def _within_runs(
+        rng: np.random.Generator, picks: np.ndarray, values: np.ndarray, counts: np.ndarray
+    ) -> np.ndarray:
+        """(rows, structures) means over runs drawn with replacement within each drawn structure."""
         width = values.shape[1]
-        n = counts[self.picks]
+        n = counts[picks]
         flat = values.ravel()
-        start = self.picks * width
+        start = picks * width
         same = bool((counts == width).all())
-        total = np.zeros(self.picks.shape)
+        total = np.zeros(picks.shape)
         for slot in range(width):
             if same:
-                taken = flat.take(start + rng.integers(0, width, size=self.picks.shape))
+                taken = flat.take(start + rng.integers(0, width, size=picks.shape))
             else:
-                chosen = (rng.random(self.picks.shape) * n).astype(np.int64)
+                chosen = (rng.random(picks.shape) * n).astype(np.int64)
                 taken = np.where(slot < n, flat.take(start + chosen), 0.0)
             total += taken
         return total / n
@@ -200,11 +264,18 @@ class _Comparer:
             if cached is not None:
                 found[k] = cached
                 continue
-            shared = self.common(a, b)
-            if len(shared) < 2:
-                found[k] = _unpaired(a, b, self.level)
-            else:
-                by_set.setdefault(shared, []).append(k)
+            if a.paired and b.paired:
+                shared = self.common(a, b)
+                if len(shared) >= 2:
+                    by_set.setdefault(shared, []).append(k)
+                else:
+                    found[k] = _not_comparable(
+                        f"{a.key} and {b.key} share {len(shared)} structure{'' if len(shared) == 1 else 's'}; "
+                        "a paired comparison needs 2"
+                    )
+                continue
+            differ = _sets_differ(a, b)
+            found[k] = _unpaired(a, b, self.level) if differ is None else _not_comparable(differ)
         for shared, ks in by_set.items():
             draws = self.draws(shared)
             mine = draws.means(a)
@@ -217,7 +288,7 @@ class _Comparer:
         for b, interval in zip(others, found):
             self._cache[(a.key, b.key)] = interval
             self._cache[(b.key, a.key)] = Interval(
-                -interval.diff, -interval.high, -interval.low, interval.method, interval.structures
+                -interval.diff, -interval.high, -interval.low, interval.method, interval.structures, interval.reason
             )
         return found  # type: ignore[return-value]
 
@@ -227,15 +298,20 @@ class _Comparer:
             structures = tuple(sorted(entry.by_structure))
             low, high = _percentiles(self.draws(structures).means(entry), self.level)
             return (float(low), float(high)), PAIRED
-        spread = _z(self.level) * entry.sem
-        return (entry.mean - spread, entry.mean + spread), UNPAIRED
+        mean, sem = entry.level
+        spread = _z(self.level) * sem
+        return (mean - spread, mean + spread), UNPAIRED
 
 
 def order(entries: Sequence[Scores]) -> list[Scores]:
-    """Best first by mean progress; ties (and NaN, last) by key, so the order never depends on the input's."""
-    return sorted(
-        entries, key=lambda e: (math.isnan(e.mean), -e.mean if not math.isnan(e.mean) else 0.0, e.key)
-    )
+    """Best first by score (``Scores.level``); ties (and NaN, last) by key, so the order never depends on the
+    input's."""
+
+    def rank_key(entry: Scores) -> tuple[bool, float, str]:
+        mean = entry.level[0]
+        return (math.isnan(mean), -mean if not math.isnan(mean) else 0.0, entry.key)
+
+    return sorted(entries, key=rank_key)
 
 
 def rank_bands(
@@ -255,11 +331,21 @@ def rank_bands(
         others = [e for e in ranked if e.key != entry.key]
         intervals = compare.against(entry, others)
         beaten_by = [other.key for other, iv in zip(others, intervals) if iv.high < 0.0]
+        apart = {other.key: iv.reason or "" for other, iv in zip(others, intervals) if not iv.comparable}
         to_next = intervals[position] if position + 1 < len(ranked) else None  # others[position] is the next
         own, method = compare.own_interval(entry)
         placements.append(
             Placement(
-                entry.key, position + 1, 1 + len(beaten_by), band, entry.mean, own, method, to_next, beaten_by
+                entry.key,
+                position + 1,
+                1 + len(beaten_by),
+                band,
+                entry.level[0],
+                own,
+                method,
+                to_next,
+                beaten_by,
+                apart,
             )
         )
         if to_next is not None and to_next.separates:
