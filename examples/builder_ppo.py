@@ -134,7 +134,7 @@ def train(args: argparse.Namespace) -> Builder:
                 entropy_sum += entropy.item()
                 batches += 1
         minutes = (time.perf_counter() - started) / 60
-        out_of_budget = (args.updates is None and minutes >= args.minutes) or (
+        out_of_budget = (args.minutes is not None and minutes >= args.minutes) or (
             args.updates is not None and update >= args.updates
         )
         if update % args.log_every == 0 or update == 1 or out_of_budget:

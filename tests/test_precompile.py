@@ -22,10 +22,15 @@ def _run(args: list[str], cache: Path, cwd: Path) -> subprocess.CompletedProcess
 
 def test_after_precompile_nothing_compiles(tmp_path):
     cache = tmp_path / "numba"
-    done = _run(["-m", "craft_env.precompile"], cache, tmp_path)
+    done = _run(["-m", "craft_env.precompile", "--progress"], cache, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert [line.split(":")[0] for line in done.stdout.splitlines()] == [*precompile.GROUPS, "total"]
-    assert done.stdout.splitlines()[-1].endswith(" kernels compiled")
+    lines = done.stdout.splitlines()
+    progress = [line for line in lines if line.startswith("progress: ")]
+    assert [line.split(":")[0] for line in lines if line not in progress] == [*precompile.GROUPS, "total"]
+    # The build step's "kernels done / total" (issue 35, item 22): an empty cache compiles KERNELS.
+    total = precompile.KERNELS
+    assert lines[-1].endswith(f", {total} kernels compiled"), (lines[-1], "update precompile.KERNELS")
+    assert progress == [f"progress: {k}/{total}" for k in range(1, total + 1)]
     check = _run([str(HERE / "precompile_workloads.py"), str(tmp_path / "runs")], cache, tmp_path)
     assert check.returncode == 0, check.stderr
     assert json.loads(check.stdout.splitlines()[-1]) == []

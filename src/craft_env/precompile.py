@@ -23,7 +23,10 @@ functions) and ``vector`` (``craft_env.vector_env()``, serial and
 It prints one line of seconds per group, then a ``total`` line saying how
 many kernels numba compiled (numba's ``numba:compile`` events) and so
 whether the cache was already current: the editable install's build step
-shows that line (``docs/rl.md``, "Preparing a node").
+shows that line (``docs/rl.md``, "Preparing a node"). With ``--progress``
+it first prints ``progress: K/KERNELS`` each time a kernel is compiled:
+``KERNELS`` is how many an empty cache compiles (``tests/test_precompile.py``
+checks it), so the build step can show how far the compile is.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ from craft_env.envs.craft import parallel_env, raw_env
 from craft_env.envs.vector import vector_env
 
 _log = logging.getLogger("craft_env")
+
+#: How many kernels the workloads compile into an empty cache (``tests/test_precompile.py`` checks it).
+KERNELS = 74
 
 
 def _first_allowed(mask: np.ndarray, last: bool = False) -> int:
@@ -124,8 +130,9 @@ GROUPS = tuple(WORKLOADS)
 class _CompileCounter(event.Listener):
     """Counts the craft_env kernels numba compiles (a kernel loaded from its cache is no event)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_compiled: Callable[[int], None] | None = None) -> None:
         self.compiled = 0
+        self._on_compiled = on_compiled
 
     def on_start(self, ev: event.Event) -> None:
         pass
@@ -133,20 +140,24 @@ class _CompileCounter(event.Listener):
     def on_end(self, ev: event.Event) -> None:
         if ev.data["dispatcher"].py_func.__module__.startswith("craft_env"):
             self.compiled += 1
+            if self._on_compiled is not None:
+                self._on_compiled(self.compiled)
 
 
-def compile_kernels(groups: Iterable[str] = GROUPS) -> tuple[dict[str, float], int]:
+def compile_kernels(
+    groups: Iterable[str] = GROUPS, on_compiled: Callable[[int], None] | None = None
+) -> tuple[dict[str, float], int]:
     """Run each group's workload (compiling what the cache lacks).
 
     Returns the seconds per group and how many kernels numba compiled (0:
-    the cache was current).
+    the cache was current); ``on_compiled(count)`` runs after each one.
     """
     groups = list(groups)
     unknown = [g for g in groups if g not in WORKLOADS]
     if unknown:
         raise ValueError(f"groups: unknown group(s) {unknown!r}; expected some of {', '.join(GROUPS)}")
     seconds = {}
-    counter = _CompileCounter()
+    counter = _CompileCounter(on_compiled)
     with event.install_listener("numba:compile", counter):
         for group in groups:
             start = time.perf_counter()
@@ -156,9 +167,14 @@ def compile_kernels(groups: Iterable[str] = GROUPS) -> tuple[dict[str, float], i
     return seconds, counter.compiled
 
 
-def compile_and_report(groups: Iterable[str] = GROUPS) -> None:
-    """``compile_kernels``, printing a line of seconds per group and a ``total`` line (``craft-env compile``)."""
-    seconds, compiled = compile_kernels(groups)
+def _print_progress(compiled: int) -> None:
+    print(f"progress: {compiled}/{max(KERNELS, compiled)}", flush=True)
+
+
+def compile_and_report(groups: Iterable[str] = GROUPS, progress: bool = False) -> None:
+    """``compile_kernels``, printing a line of seconds per group and a ``total`` line (``craft-env compile``);
+    with ``progress``, a ``progress: K/N`` line per kernel compiled first."""
+    seconds, compiled = compile_kernels(groups, _print_progress if progress else None)
     for group, taken in seconds.items():
         print(f"{group}: {taken:.1f} s")
     total = sum(seconds.values())
@@ -169,9 +185,10 @@ def compile_and_report(groups: Iterable[str] = GROUPS) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m craft_env.precompile", description=__doc__.splitlines()[0])
     parser.add_argument("groups", nargs="*", default=list(GROUPS), help=f"some of {', '.join(GROUPS)}")
+    parser.add_argument("--progress", action="store_true", help="print progress: K/N as kernels compile")
     args = parser.parse_args(argv)
     try:
-        compile_and_report(args.groups)
+        compile_and_report(args.groups, args.progress)
     except ValueError as error:
         parser.error(str(error))
     return 0

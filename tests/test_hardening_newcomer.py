@@ -1,0 +1,76 @@
+"""What a newcomer trips on (issue 35, items 22-28): the install's compile lines, messages, pages, leftovers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from examples_support import load_example  # tests/ is on sys.path (conftest)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A stand-in for ``craft_env.precompile --progress``: three kernels, then its total line.
+FAKE_PRECOMPILE = (
+    "import sys\n"
+    "for k in (1, 2, 3):\n"
+    "    print(f'progress: {k}/3', flush=True)\n"
+    "print('envs: 0.1 s')\n"
+    "print('total: 0.1 s, 3 kernels compiled')\n"
+)
+# The build hook as pip runs it: in a child whose stdout and stderr pip captures (shown only under -v).
+HOOK = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import craft_build; "
+    "craft_build.PRECOMPILE = sys.argv[2]; craft_build.EVERY = 0.0; craft_build._compile_kernels()"
+)
+FAKE_PIP = (
+    "import subprocess, sys\n"
+    "done = subprocess.run([sys.executable, '-c', sys.argv[1], sys.argv[2], sys.argv[3]], capture_output=True)\n"
+    "print('pip: done', flush=True)\n"
+    "sys.exit(done.returncode)\n"
+)
+
+
+def _pip(stdout) -> subprocess.CompletedProcess:
+    """The fake pip in a new session (no terminal, as in CI or Docker), its stdout ``stdout``."""
+    args = [sys.executable, "-c", FAKE_PIP, HOOK, str(ROOT / "build_backend"), FAKE_PRECOMPILE]
+    return subprocess.run(args, stdout=stdout, stderr=subprocess.STDOUT, start_new_session=True, timeout=120)
+
+
+def _compile_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("craft_env: ")]
+
+
+def _check(lines: list[str]) -> None:
+    assert lines[0].startswith("craft_env: compiling the numba kernels ahead of time (if none is cached: about 45 s")
+    assert [line.split(": ", 2)[-1].split(" (")[0] for line in lines[1:4]] == ["1/3", "2/3", "3/3"]
+    assert lines[-1].startswith("craft_env: 3 kernels compiled (")
+
+
+def test_the_install_shows_its_compile_progress_through_a_pipe():
+    done = _pip(subprocess.PIPE)
+    assert done.returncode == 0
+    _check(_compile_lines(done.stdout.decode()))
+
+
+def test_the_install_shows_its_compile_progress_in_a_log_opened_for_appending(tmp_path):
+    log = tmp_path / "install.log"
+    log.write_text("earlier\n")
+    with log.open("a") as handle:
+        assert _pip(handle).returncode == 0
+    text = log.read_text()
+    assert text.startswith("earlier\n") and text.endswith("pip: done\n")
+    _check(_compile_lines(text))
+
+
+def test_the_training_example_trains_a_fixed_number_of_updates_by_default():
+    example = load_example("train_builder")
+    default = example.parse_args([])
+    assert (default.updates, default.minutes) == (example.DEFAULT_UPDATES, None)
+    timed = example.parse_args(["--minutes", "2"])
+    assert (timed.updates, timed.minutes) == (None, 2.0)
+    for bad in (["--updates", "0"], ["--minutes", "nan"], ["--minutes", "-1"]):
+        with pytest.raises(SystemExit):
+            example.parse_args(bad)
