@@ -165,17 +165,34 @@ class Server:
         self.max_connections = max_connections
         self.open = 0
         self._server: asyncio.AbstractServer | None = None
+        self._handlers: set[asyncio.Task] = set()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, self.host, self.port, limit=MAX_LINE)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+        """Stop listening and end the requests in progress (a long poll would hold the close up)."""
+        if self._server is None:
+            return
+        self._server.close()
+        handlers = [task for task in self._handlers if not task.done()]
+        for task in handlers:
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
+        await self._server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._handlers.add(task)
+        try:
+            await self._answer(reader, writer)
+        except asyncio.CancelledError:  # the server is closing: the connection just ends
+            writer.close()
+        finally:
+            self._handlers.discard(task)
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.open >= self.max_connections:
             await self._send(writer, Response.json({"error": "too many connections; try again"}, 503))
             return

@@ -29,6 +29,7 @@ from typing import Any
 from craft_env.core.views import BUILDER
 from craft_env.datasets import EVAL_SETS
 from craft_env.eval.run.runner import write_json
+from craft_env.eval.run.settings import DEFAULT_DATASET
 from craft_env.models.redact import Redactor
 from craft_env.web.seats import PERSON, Refused
 from craft_env.web.session import DONE, ERRORED, STOPPED, GameSession, saved_sessions
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 
 SERVE_DIR = ".serve"
 ORGANISER_FILE = "organiser.token"
+#: The sets the organiser's form offers, the runner's default first.
+DATASETS = (DEFAULT_DATASET, *(name for name in EVAL_SETS if name != DEFAULT_DATASET))
 #: Games one server holds at most (finished ones included); more are refused with 429.
 DEFAULT_MAX_GAMES = 500
 
@@ -55,7 +58,7 @@ class Lobby:
 
     def __init__(
         self, root: str | os.PathLike, api_base: str | None = None, max_games: int = DEFAULT_MAX_GAMES,
-        datasets: tuple[str, ...] = tuple(EVAL_SETS),
+        datasets: tuple[str, ...] = DATASETS,
     ) -> None:
         self.root = Path(root)
         self.api_base = api_base

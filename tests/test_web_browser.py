@@ -1,0 +1,134 @@
+"""``craft-env serve`` in a real browser: headless Chromium driven by Selenium (tests/chromium.py).
+
+Four windows play one whole game, one seat each: three directors type
+their messages (keys only), the builder clicks cells and the send button.
+A person builds with scripted directors using the keyboard alone, and a
+refresh in the middle of that game rejoins the seat with the game intact.
+The pages are 800 px wide; the console holds no error (a
+Content-Security-Policy violation would be one). One game's log then goes
+through ``craft-env report`` and ``replay``. Skips without Chromium,
+chromedriver or selenium (CI installs them).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from craft_env.cli import main
+
+import chromium  # before selenium: without selenium it skips this module
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+from web_client import Served
+
+WAIT = 30
+HOSTILE = "<img src=x onerror=\"window.__pwned=1\"> \x1b[31m put a small green block on my left column, bottom layer"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    server = Served(tmp_path_factory.mktemp("served") / "games")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    driver = chromium.start(tmp_path_factory.mktemp("chromium-profile"), "800,1000")
+    yield driver
+    driver.quit()
+
+
+def _body(driver, name: str) -> str:
+    return driver.find_element(By.TAG_NAME, "body").get_attribute(name) or ""
+
+
+def _my_turn(driver, turn: int) -> None:
+    WebDriverWait(driver, WAIT).until(
+        lambda d: _body(d, "data-your-turn") == "1" and _body(d, "data-turn") == str(turn)
+    )
+
+
+def _acting(served: Served, token: str) -> tuple[str, int, str]:
+    """``(seat to act, turn, status)`` once the game waits on a person or has ended."""
+    deadline_state = None
+    for _ in range(200):
+        state = served.state(token, wait=0)
+        public = state["public"]
+        if public["status"] != "playing" or (public["acting"] and public["seats"][public["acting"]] == "person"):
+            return public["acting"], public["turn"], public["status"]
+        deadline_state = served.state(token, since=public["version"], wait=5)
+    raise AssertionError(f"the game did not come to a person: {deadline_state}")
+
+
+def _open(driver, url: str):
+    driver.switch_to.new_window("window")
+    driver.get(url)
+    return driver.current_window_handle
+
+
+def test_four_people_play_a_whole_game(served, browser, tmp_path):
+    created = served.create(
+        title="four people", structures=[0], turns=2, oracle_n=3,
+        seats={"D1": "person", "D2": "person", "D3": "person", "builder": "person"},
+    )
+    windows = {seat: _open(browser, f"{served.url}/play#seat={token}") for seat, token in created["tokens"].items()}
+    spectator = created["spectator"]
+    messages = 0
+    while True:
+        seat, turn, status = _acting(served, spectator)
+        if status != "playing":
+            break
+        browser.switch_to.window(windows[seat])
+        _my_turn(browser, turn)
+        if seat == "builder":
+            browser.find_element(By.ID, "cell-1-1").click()
+            assert browser.find_element(By.ID, "move").get_attribute("value").startswith("place gs (1,1) L")
+            browser.find_element(By.ID, "send-move").click()
+        else:
+            box = browser.find_element(By.ID, "message")
+            box.send_keys(HOSTILE if messages == 0 else "put a small red block on my middle column, bottom layer")
+            box.send_keys(Keys.ENTER)
+            messages += 1
+        WebDriverWait(browser, WAIT).until(lambda d: _body(d, "data-your-turn") == "0")
+    assert status == "done"
+    browser.switch_to.window(windows["builder"])
+    WebDriverWait(browser, WAIT).until(lambda d: _body(d, "data-status") == "done")
+    page = browser.find_element(By.TAG_NAME, "body").text
+    assert "<img src=x" in page  # the hostile message shows as text
+    assert browser.execute_script("return window.__pwned === undefined")
+    browser.save_screenshot(str(tmp_path / "builder.png"))
+    for handle in windows.values():
+        browser.switch_to.window(handle)
+        assert chromium.console_errors(browser) == []
+        width = browser.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 800  # nothing runs off the side at 800 px
+    out = served.root / served.lobby.games[created["id"]].out.name
+    turns = [json.loads(line) for line in (out / "run_1" / "log.jsonl").read_text().splitlines()]
+    assert [t["turn_number"] for t in turns if t["kind"] == "turn"] == [1, 2]
+    assert main(["report", str(out), "--no-plots"]) == 0
+    assert main(["replay", str(out), "-o", str(tmp_path / "replay.html")]) == 0
+
+
+def test_a_person_builds_by_keyboard_and_a_refresh_rejoins(served, browser):
+    created = served.create(title="keyboard", structures=[2], turns=3, oracle_n=3, seats={"builder": "person"})
+    token = created["tokens"]["builder"]
+    browser.switch_to.new_window("window")
+    browser.get(f"{served.url}/play#seat={token}")
+    for turn in (1, 2, 3):
+        _my_turn(browser, turn)
+        if turn == 2:
+            browser.refresh()  # the page rejoins its seat with the game as it was
+            _my_turn(browser, turn)
+            assert "turn 1 builder" in browser.find_element(By.ID, "conversation").text
+        first = browser.find_element(By.CSS_SELECTOR, "button.candidate")
+        first.send_keys(Keys.ENTER)
+        if turn < 3:
+            WebDriverWait(browser, WAIT).until(lambda d, t=turn: _body(d, "data-turn") == str(t + 1))
+    WebDriverWait(browser, WAIT).until(lambda d: _body(d, "data-status") == "done")
+    assert "structure" in browser.find_element(By.ID, "results").text
+    assert chromium.console_errors(browser) == []
