@@ -74,3 +74,18 @@ def test_the_training_example_trains_a_fixed_number_of_updates_by_default():
     for bad in (["--updates", "0"], ["--minutes", "nan"], ["--minutes", "-1"]):
         with pytest.raises(SystemExit):
             example.parse_args(bad)
+
+
+LEFTOVERS = ("board.html", "replay.html", "model.entry.json", "structures.json", "data/sft/train.jsonl",
+             "out/paper.json", "shards/1/config.json", "craft_report/report.md", "sft-model/x", "adapters/dpo/x")
+
+
+def test_what_the_docs_commands_write_is_ignored_by_git():
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    done = subprocess.run(["git", "check-ignore", "--no-index", *LEFTOVERS], cwd=ROOT, capture_output=True,
+                          text=True)
+    assert sorted(done.stdout.split()) == sorted(LEFTOVERS)
+    kept = subprocess.run(["git", "check-ignore", "--no-index", "tests/data/x.json", "src/craft_env/data/x"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert kept.stdout == ""
