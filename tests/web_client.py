@@ -43,7 +43,7 @@ class Served:
             self._stop = asyncio.Event()
 
             def ready(server, lobby) -> None:
-                self.port, self.lobby, self.organiser = server.port, lobby, lobby.organiser
+                self.port, self.host, self.lobby, self.organiser = server.port, server.host, lobby, lobby.organiser
                 self.ready.set()
 
             await serve_async(self.root, port=0, ready=ready, stop=self._stop, **self.options)
