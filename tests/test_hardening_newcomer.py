@@ -89,3 +89,32 @@ def test_what_the_docs_commands_write_is_ignored_by_git():
     kept = subprocess.run(["git", "check-ignore", "--no-index", "tests/data/x.json", "src/craft_env/data/x"],
                           cwd=ROOT, capture_output=True, text=True)
     assert kept.stdout == ""
+
+
+def _defined_names(code: str) -> set[str]:
+    import ast
+
+    return {node.name for node in ast.parse(code).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+
+
+def test_a_pasted_python_block_uses_no_function_only_its_hidden_setup_defines():
+    from docs_blocks import documented_pages, read_page  # tests/ is on sys.path (conftest)
+
+    hidden = []
+    for path in documented_pages():
+        for block in read_page(path).blocks:
+            if block.language == "python" and block.setup and block.skip is None:
+                used = {name for name in _defined_names(block.setup) if f"{name}(" in block.text}
+                hidden += [f"{block.where}: {name}" for name in sorted(used - _defined_names(block.text))]
+    assert hidden == []
+
+
+def test_the_docs_say_what_a_pasted_line_needs():
+    index = (ROOT / "docs" / "index.md").read_text()
+    scripted = next(p for p in index.split("\n\n") if "`scripted/team` runs" in p)
+    assert 'pip install -e ".[llm]"' in scripted  # scripted/team is a litellm provider
+    pytest_row = next(line for line in index.splitlines() if "python -m pytest" in line)
+    assert 'pip install -e ".[test]"' in pytest_row
+    readme = (ROOT / "README.md").read_text()
+    board = next(line for line in readme.splitlines() if line.startswith("craft-env leaderboard runs/a"))
+    assert "--protocol paper runs rank among the paper's published rows" in board
