@@ -65,7 +65,7 @@ def load_entries(paths: Sequence[str | os.PathLike]) -> list[Entry]:
     entries: list[Entry] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_file():  # an entry file, whatever the order of its keys (read_entry refuses any other file)
+        if path.is_file():  # an entry file, whatever its keys' order (read_entry refuses any other file)
             entries.append(read_entry(path))
         elif path.is_dir():
             entries += entries_from_path(path)
@@ -218,7 +218,7 @@ def _replay_links(entries: list[Entry], options: BoardOptions) -> dict[str, dict
             folder.mkdir(parents=True, exist_ok=True)
             page = folder / f"{names[entry.key]}.html"
             html = render_html(replay_data([entry.source]), f"CRAFT replay: {entry.key}")
-            write_atomic(page, valid_unicode(html))  # the replay reader's config text may hold a lone surrogate
+            write_atomic(page, valid_unicode(html))  # the replay's config text may hold a lone surrogate
         if page is None:
             continue
         games = [g for run in load_runs([entry.source]) for g in run.games]

@@ -95,6 +95,8 @@ MAX_SCORE = 1e6
 CREDIT_COUNTS = ("filtered", "total", "oracle", "degenerate")
 CREDIT_RATES = ("oracle_rate", "degenerate_rate")
 _SHA256 = re.compile("[0-9a-f]{64}")
+#: The versions an entry's settings name (its package and prompts).
+VERSION_SETTINGS = ("craft_env_version", "prompt_version")
 
 
 def _sha256(path: Path) -> str:
@@ -225,17 +227,21 @@ def _check_games(parsed: list[tuple[GameResult, str | None]]) -> None:
             )
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _same(a: Any, b: Any) -> bool:
+    """Whether a stated value is the recomputed one (numbers within ``TOLERANCE``; a huge int never is)."""
     if a is None or b is None:
         return a is None and b is None
-    numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
-        if abs(a) > checked.MAX_COUNT * 1e3 or abs(b) > checked.MAX_COUNT * 1e3:
-            return a == b
-        if isinstance(a, float) and math.isnan(a):
-            return isinstance(b, float) and math.isnan(b)
-        return abs(float(a) - float(b)) <= TOLERANCE * max(1.0, abs(float(a)))
-    return a == b
+    if not (_is_number(a) and _is_number(b)):
+        return a == b
+    if abs(a) > checked.MAX_COUNT * 1e3 or abs(b) > checked.MAX_COUNT * 1e3:
+        return a == b
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return abs(float(a) - float(b)) <= TOLERANCE * max(1.0, abs(float(a)))
 
 
 def _check_dataset(dataset: str, parsed: list[tuple[GameResult, str | None]]) -> dict[str, str]:
@@ -315,7 +321,8 @@ def _judges(data: Any) -> dict[str, Any] | None:
     found: dict[str, Any] = {"model": checked.text(data.get("model"), "judges.model")}
     for family in JUDGE_FAMILIES:
         value = data.get(family)
-        found[family] = None if value is None else checked.number(value, f"judges.{family}", -MAX_SCORE, MAX_SCORE)
+        where = f"judges.{family}"
+        found[family] = None if value is None else checked.number(value, where, -MAX_SCORE, MAX_SCORE)
     extra = sorted(set(data) - set(found))
     if extra:
         raise ValueError(f"judges.{extra[0]}: not a field of judges (model, {', '.join(JUDGE_FAMILIES)})")
@@ -364,7 +371,8 @@ def _condition(data: Any) -> Condition:
     for k, seat in enumerate(seats):
         if seat not in ALL_SEATS or seat in seats[:k]:
             raise ValueError(
-                f"{where}seats[{k}]: expected one of {', '.join(ALL_SEATS)}, each once, got {checked.shown(seat)}"
+                f"{where}seats[{k}]: expected one of {', '.join(ALL_SEATS)}, each once, "
+                f"got {checked.shown(seat)}"
             )
     if not seats:
         raise ValueError(f"{where}seats: expected at least one seat, got []")
@@ -408,7 +416,8 @@ def entry_from_data(data: Any) -> Entry:
     for name, want in declared.items():
         if group.get(name) != want:
             raise ValueError(
-                f"group.{name}: {checked.shown(group.get(name))} differs from what the settings declare ({want!r})"
+                f"group.{name}: {checked.shown(group.get(name))} differs from what the settings declare "
+                f"({want!r})"
             )
     records = checked.sequence(data.get("games"), "games", MAX_ENTRY_GAMES)
     parsed = [_game(record, k) for k, record in enumerate(records)]
@@ -419,7 +428,9 @@ def entry_from_data(data: Any) -> Entry:
     runs = None if runs is None else checked.integer(runs, "settings.runs", 1, MAX_RUNS)
     played = len({g.run for g in games}) or None
     if runs != played:
-        raise ValueError(f"settings.runs: {runs!r} is not the number of runs the games were played in ({played})")
+        raise ValueError(
+            f"settings.runs: {runs!r} is not the number of runs the games were played in ({played})"
+        )
     behaviour = data.get("behaviour")
     entry = Entry(
         key=checked.text(data.get("key"), "key"),
@@ -439,7 +450,7 @@ def entry_from_data(data: Any) -> Entry:
         judges=_judges(data.get("judges")),
         credit=_credit(data.get("credit"), condition.seats),
         complexity=complexity,
-        settings={k: _optional_text(settings, k, "settings.") for k in ("craft_env_version", "prompt_version")},
+        settings={k: _optional_text(settings, k, "settings.") for k in VERSION_SETTINGS},
         files=_files(data.get("files")),
     )
     _check_numbers(entry, data)

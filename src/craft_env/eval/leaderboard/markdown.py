@@ -111,13 +111,13 @@ def board_markdown(data: dict[str, Any]) -> str:
         lines.append("")
         lines += _behaviour_table([by_key[key] for key in group["entries"]], data["measures"])
     legend = (
-        "Ordered by the mean over structures of each structure's mean progress over runs. Rank: 1 + the "
-        "comparable entries of the group better with the whole 95% interval of the difference in progress "
-        "above zero; a band holds neighbours whose interval contains zero or that are not comparable. Paired: "
-        f"seeded bootstrap over shared structures ({data['bootstrap']['samples']} samples, runs resampled "
-        "within); unpaired: difference ± 1.96 √(SEM² + SEM²), SEM over structures; not comparable: fewer than "
-        "2 shared structures, or means over different structures. — marks a value that does not exist for "
-        "the row."
+        "Ordered by the mean over structures of each structure's mean progress over runs. Rank: 1 + "
+        "the comparable entries of the group better with the whole 95% interval of the difference in "
+        "progress above zero; a band holds neighbours whose interval contains zero or that are not "
+        f"comparable. Paired: seeded bootstrap over shared structures ({data['bootstrap']['samples']} "
+        "samples, runs resampled within); unpaired: difference ± 1.96 √(SEM² + SEM²), SEM over "
+        "structures; not comparable: fewer than 2 shared structures, or means over different structures. "
+        "— marks a value that does not exist for the row."
     )
     lines += [legend, ""]
     if any(e.get("behaviour") for e in data["entries"]):

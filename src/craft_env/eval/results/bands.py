@@ -54,8 +54,9 @@ SEED = 0
 PAIRED = "paired bootstrap"
 UNPAIRED = "unpaired, from SEM"
 NOT_COMPARABLE = "not comparable"
-#: The most (sample, structure) cells drawn at once: 2**20 cells of int64 picks are 8 MiB.
-BLOCK_CELLS = 2**20
+#: The most (sample, structure) cells drawn at once: 2**18 cells of int64 picks are 2 MiB (a board of 20
+#: structures draws its 10,000 samples in one block).
+BLOCK_CELLS = 2**18
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ def _not_comparable(reason: str) -> Interval:
 
 
 def _sets_differ(a: Scores, b: Scores) -> str | None:
-    """Why an unpaired comparison of ``a`` and ``b`` would be over different structures (``None``: it is not)."""
+    """Why comparing ``a`` and ``b`` unpaired would be over different structures (``None``: it would not)."""
     mine, theirs = a.structures, b.structures
     if mine is None or theirs is None or mine == theirs:
         return None
@@ -270,8 +271,8 @@ class _Comparer:
                     by_set.setdefault(shared, []).append(k)
                 else:
                     found[k] = _not_comparable(
-                        f"{a.key} and {b.key} share {len(shared)} structure{'' if len(shared) == 1 else 's'}; "
-                        "a paired comparison needs 2"
+                        f"{a.key} and {b.key} share {len(shared)} "
+                        f"structure{'' if len(shared) == 1 else 's'}; a paired comparison needs 2"
                     )
                 continue
             differ = _sets_differ(a, b)
@@ -288,7 +289,12 @@ class _Comparer:
         for b, interval in zip(others, found):
             self._cache[(a.key, b.key)] = interval
             self._cache[(b.key, a.key)] = Interval(
-                -interval.diff, -interval.high, -interval.low, interval.method, interval.structures, interval.reason
+                -interval.diff,
+                -interval.high,
+                -interval.low,
+                interval.method,
+                interval.structures,
+                interval.reason,
             )
         return found  # type: ignore[return-value]
 

@@ -121,7 +121,8 @@ class BehaviourCounts:
             if f.name in skipped:
                 values[f.name] = 0
                 continue
-            values[f.name] = count(data.get(f.name) if isinstance(data, Mapping) else None, f"{where}.{f.name}")
+            value = data.get(f.name) if isinstance(data, Mapping) else None
+            values[f.name] = count(value, f"{where}.{f.name}")
         for part, whole in _PARTS.items():
             if values[part] > values[whole]:
                 raise ValueError(
