@@ -110,6 +110,7 @@ class _Watched:
 
     async def act(self, context: AgentContext) -> Any:
         self.session.turn_starts(self.seat, context)
+        await asyncio.sleep(0)  # a built-in agent never waits: the server answers requests between turns
         try:
             return await self.agent.act(context)
         finally:
