@@ -33,79 +33,92 @@ Keep levels without a loop to a fixpoint
     ``p`` on layer ``L`` is this one), from a block on a layer ``L' < L``. So
     every derivation chain climbs strictly through layers ``0 .. h-1`` and
     has at most ``h`` steps, and round ``r`` settles every chain of ``r``
-    steps. ``tests/test_jax_oracle.py`` checks that one more round changes
-    nothing and that staircases of ``h`` blocks need all ``h``.
+    steps. (With a valid target ``h - 1`` would do: a mismatch on layer 0
+    under a large block is a mismatch in both its cells. ``h`` rounds need
+    only the current board to be valid.) ``tests/test_jax_oracle.py`` checks
+    a staircase of ``h`` large blocks, the longest chain.
 
 Cost
-    A few elementwise passes over ``(n*n, h)`` and ``(n*n, 4, h)``, gathers
-    with constant indices over cells and adjacent pairs, and one
-    concatenation into the ``A`` action ids: no per-action Python loop.
+    A few elementwise passes over ``(n*n, h)``, shifted copies of the grid
+    for neighbours, one gather with constant indices over adjacent pairs,
+    and one concatenation into the ``A`` action ids: no per-action loop.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from craft_env.core.encoding import (
-    DIRECTION_OFFSETS,
-    NUM_COLOURS,
-    action_table,
-    check_size,
-    direction_between,
-    large_value,
-)
+from craft_env.core.encoding import NUM_COLOURS, check_size, direction_between, large_value
+from craft_env.core.game import pair_cells as core_pair_cells
 
 _FIRST_LARGE = 6  # cell values 6.. are large halves (``core.encoding``)
 
 
 class OracleTables(NamedTuple):
-    """The per-size constants of the oracle (``oracle_tables``); their shapes fix ``n`` and the pair count.
+    """The per-size constants of the oracle (``oracle_tables``); their shapes fix the pair count.
 
-    ``neighbours[c, d]`` is the cell next to ``c`` in direction ``d``
-    (``encoding.DIRECTION_OFFSETS``), or ``c`` itself off the board (never
-    read for a valid board). ``pair_cells[p]`` are the two cells of adjacent
-    pair ``p`` in action-table order, the lower cell first, and
+    ``pair_cells[p]`` are the two cells of adjacent pair ``p`` in
+    action-table order (``core.game.pair_cells``), the lower cell first, and
     ``pair_values[p, colour]`` the target value a large placement of that
     colour on pair ``p`` must find on its lower cell (``encoding.large_value``
     towards the higher one).
     """
 
-    neighbours: jax.Array  # int32 (n*n, 4)
     pair_cells: jax.Array  # int32 (P, 2)
     pair_values: jax.Array  # int32 (P, NUM_COLOURS)
 
 
 @functools.lru_cache(maxsize=None)
 def oracle_tables(n: int, height: int) -> OracleTables:
-    """The constants for boards of side ``n`` and height ``height`` (cached per size, concrete even under a trace)."""
+    """The constants for boards of side ``n`` (cached per size; concrete arrays even when first made under a trace).
+
+    ``height`` is checked with ``n`` but changes nothing: the height is read
+    from the boards' shape.
+    """
     check_size(n, height)
-    table = action_table(n)
-    neighbours = np.empty((n * n, 4), np.int32)
-    for c in range(n * n):
-        i, j = divmod(c, n)
-        for d, (di, dj) in enumerate(DIRECTION_OFFSETS):
-            inside = 0 <= i + di < n and 0 <= j + dj < n
-            neighbours[c, d] = (i + di) * n + (j + dj) if inside else c
-    pairs = range(table.large_offset, table.remove_offset, NUM_COLOURS)
-    pair_cells = np.array([(table.cell_a[a], table.cell_b[a]) for a in pairs], np.int32).reshape(-1, 2)
-    directions = [direction_between(divmod(int(a), n), divmod(int(b), n)) for a, b in pair_cells]
+    pairs = core_pair_cells(n).astype(np.int32)
+    directions = [direction_between(divmod(int(a), n), divmod(int(b), n)) for a, b in pairs]
     pair_values = np.array([[large_value(col, d) for col in range(NUM_COLOURS)] for d in directions], np.int32)
     with jax.ensure_compile_time_eval():
-        return OracleTables(
-            jnp.asarray(neighbours),
-            jnp.asarray(pair_cells),
-            jnp.asarray(pair_values.reshape(-1, NUM_COLOURS)),
-        )
+        return OracleTables(jnp.asarray(pairs), jnp.asarray(pair_values.reshape(-1, NUM_COLOURS)))
 
 
 def _bottom_run(mask: jax.Array) -> jax.Array:
-    """Per row, True on the longest bottom run where ``mask`` holds (the numba loops' ``break``)."""
-    return jnp.cumsum(~mask, axis=1, dtype=jnp.int32) == 0
+    """Per row, True on the longest bottom run where ``mask`` holds (the numba loops' ``break``).
+
+    A running AND unrolled over the few layers: elementwise, where a cumulative
+    sum would lower to a windowed reduction.
+    """
+    columns = [mask[:, 0]]
+    for level in range(1, mask.shape[1]):
+        columns.append(columns[-1] & mask[:, level])
+    return jnp.stack(columns, axis=1)
+
+
+def _neighbour_values(values: jax.Array, fill: int) -> jax.Array:
+    """``(n*n,)`` per-cell values -> ``(n*n, 4)``: each cell's neighbour's value in each direction, ``fill`` off the board.
+
+    Four shifted copies of the ``n x n`` grid: slices and concatenations,
+    which fuse with their consumers, where a neighbour table would need a
+    gather (twice the time on CPU, measured).
+    """
+    n = math.isqrt(values.shape[0])
+    grid = values.reshape(n, n)
+    row = jnp.full((1, n), fill, values.dtype)
+    column = jnp.full((n, 1), fill, values.dtype)
+    shifted = (
+        jnp.concatenate([row, grid[:-1]], axis=0),  # direction 0: row i-1
+        jnp.concatenate([grid[1:], row], axis=0),  # 1: row i+1
+        jnp.concatenate([column, grid[:, :-1]], axis=1),  # 2: column j-1
+        jnp.concatenate([grid[:, 1:], column], axis=1),  # 3: column j+1
+    )
+    return jnp.stack([s.reshape(-1) for s in shifted], axis=1)
 
 
 def _towards_partner(values: jax.Array, per_direction: jax.Array) -> jax.Array:
@@ -133,7 +146,7 @@ def keep_levels(board: jax.Array, target: jax.Array, tables: OracleTables) -> ja
     large = alive & (current >= _FIRST_LARGE)
     lowering = jnp.where(large, levels, h)  # the level each large half lowers its cell to, h: none
     for _ in range(h):  # h synchronous rounds reach the fixpoint (module docstring)
-        partner_keep = _towards_partner(current, keep[tables.neighbours])
+        partner_keep = _towards_partner(current, _neighbour_values(keep, h))
         due = jnp.where(levels >= partner_keep, lowering, h)
         keep = jnp.minimum(keep, jnp.min(due, axis=1))
     return keep
@@ -164,7 +177,7 @@ def _mask_from_keep(current: jax.Array, goal: jax.Array, keep: jax.Array, tables
     levels = jnp.arange(h, dtype=jnp.int32)
     heights = jnp.sum(_bottom_run(current != 0), axis=1, dtype=jnp.int32)
     top = jnp.sum(jnp.where(levels == heights[:, None] - 1, current, 0), axis=1)
-    top_partner_height = _towards_partner(top[:, None], heights[tables.neighbours])[:, 0]
+    top_partner_height = _towards_partner(top[:, None], _neighbour_values(heights, -1))[:, 0]
     remove = (heights > keep) & ((top < _FIRST_LARGE) | (top_partner_height == heights))
     # The target's next entry on a clean cell (stack == keep level); 0 on a full stack or where nothing is next.
     clean = heights == keep
