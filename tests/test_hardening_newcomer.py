@@ -118,3 +118,85 @@ def test_the_docs_say_what_a_pasted_line_needs():
     readme = (ROOT / "README.md").read_text()
     board = next(line for line in readme.splitlines() if line.startswith("craft-env leaderboard runs/a"))
     assert "--protocol paper runs rank among the paper's published rows" in board
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory) -> Path:
+    from craft_env.cli import main
+
+    out = tmp_path_factory.mktemp("newcomer") / "run"
+    assert main(["run", "--out", str(out), "--structures", "0,1,2", "--turns", "4", "--no-progress",
+                 "--no-plots"]) == 0
+    return out
+
+
+def test_import_of_a_missing_directory_says_it_is_missing(tmp_path, capsys):
+    from craft_env.cli import main
+
+    assert main(["import", str(tmp_path / "nowhere"), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "nowhere' does not exist" in err and "report:" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_import_names_the_report_command_for_what_it_wrote(tmp_path, capsys):
+    from paper_log_samples import paper_log, write_log
+
+    from craft_env.cli import main
+
+    write_log(tmp_path / "in" / "good.json", paper_log())
+    assert main(["import", str(tmp_path / "in"), "-o", str(tmp_path / "out")]) == 0
+    assert f"read with craft-env report {tmp_path / 'out'}\n" in capsys.readouterr().out
+
+
+def test_a_small_board_gives_its_size_in_kilobytes(small_run, tmp_path, capsys):
+    from craft_env.cli import main
+
+    assert main(["leaderboard", str(small_run), "--format", "md", "-o", str(tmp_path / "board.md")]) == 0
+    out = capsys.readouterr().out
+    assert "0.00 MB" not in out and ("kB)" in out or "bytes)" in out)
+
+
+def test_a_transcript_says_a_pass_is_a_pass():
+    from craft_env.eval.replay.transcript import _outcome
+
+    passed = {"builder": {"followed": []}, "move": None, "question": None, "legal": True, "optimal": False}
+    assert _outcome(passed) == "Builder follows nobody → passes (no move)"
+    unread = {**passed, "legal": False, "reason": "no MOVE line"}
+    assert _outcome(unread) == "Builder follows nobody → no move: failed (no MOVE line)"
+
+
+def _page_at(driver, page: Path, width: int) -> None:
+    driver.set_window_size(width, 900)
+    driver.get(page.as_uri())
+    driver.execute_script("window.scrollTo(0, 0)")
+
+
+def test_wide_tables_scroll_in_their_own_box_with_the_entry_in_view(small_run, tmp_path):
+    chromium = pytest.importorskip("chromium")
+    from craft_env.cli import main
+
+    board, replay = tmp_path / "board.html", tmp_path / "replay.html"
+    assert main(["leaderboard", str(small_run), "-o", str(board)]) == 0
+    assert main(["replay", str(small_run), "-o", str(replay)]) == 0
+    driver = chromium.start(tmp_path / "profile", "800,900")
+    try:
+        for page, table, first in ((board, "table.board", "td:has(> span.name)"),
+                                   (replay, "#index-table", "td:first-child")):
+            _page_at(driver, page, 800)
+            found = driver.execute_script(
+                "const t = document.querySelector(arguments[0]); t.scrollLeft = t.scrollWidth;"
+                "const cell = t.querySelector(arguments[1]);"
+                "return [document.documentElement.scrollWidth, innerWidth, t.scrollWidth, t.clientWidth,"
+                " t.scrollLeft, cell.getBoundingClientRect().left - t.getBoundingClientRect().left];",
+                table, first)
+            page_width, window_width, table_width, box_width, scrolled, cell_left = found
+            assert page_width <= window_width, page  # the page itself never scrolls sideways
+            assert table_width > box_width and scrolled > 0, page  # the table does, in its box
+            assert abs(cell_left) < 2, page  # with its entry (game) column still at its left edge
+        _page_at(driver, replay, 1400)
+        driver.execute_script("document.querySelector('#index-table tbody tr').click()")
+        title = driver.execute_script("return document.getElementById('game-title').textContent")
+        assert title.endswith("game #0 of 3"), title
+    finally:
+        driver.quit()

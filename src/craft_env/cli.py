@@ -543,8 +543,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(printable(f"{PROG}: skipped {failure}"), file=sys.stderr)
     if not result.written:
         raise UsageError(nothing_imported(args.path, result.failures))
+    command = str(result.written[0]) if len(result.written) == 1 else f"{args.output}/*"
     print(f"Imported {result.games} game(s) into {', '.join(str(p) for p in result.written)}; "
-          "read with craft-env report.")
+          f"read with craft-env report {command}")
     if result.failures:
         print(f"{len({f.path for f in result.failures})} file(s) could not be imported, in whole or in part "
               "(listed above).")

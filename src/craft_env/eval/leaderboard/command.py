@@ -68,8 +68,6 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
     write_atomic(output, text)
     size = len(text.encode("utf-8"))
-    print(
-        f"Wrote {len(data['entries'])} entries in {len(data['groups'])} group(s) to {output} "
-        f"({size / 1e6:.2f} MB)"
-    )
+    shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB" if size >= 1e3 else f"{size} bytes"
+    print(f"Wrote {len(data['entries'])} entries in {len(data['groups'])} group(s) to {output} ({shown})")
     return 0

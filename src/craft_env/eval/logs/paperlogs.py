@@ -612,9 +612,11 @@ def read_paper_logs(path: str | os.PathLike) -> tuple[list[PaperGame], list[Pape
 
     ``ValueError`` when ``path`` holds no paper result files at all.
     """
+    if not Path(path).exists():
+        raise ValueError(f"path: {os.fspath(path)!r} does not exist")
     files = paper_log_files(path)
     if not files:
-        raise ValueError(f"report: no paper result files (with 'games') under {os.fspath(path)!r}")
+        raise ValueError(f"path: no paper result files (JSON with 'games') under {os.fspath(path)!r}")
     games, failures = [], []
     for file in files:
         read, failed = read_paper_file(file)

@@ -70,7 +70,9 @@ def _outcome(turn: dict[str, Any]) -> str:
         what = f'asks "{turn["question"]}"'
     else:
         what = move or "no move"
-    if turn.get("legal") is False:
+    if not move and not turn.get("question") and turn.get("legal") is not False:
+        result = "passes (no move)"
+    elif turn.get("legal") is False:
         result = f"{what}: failed ({turn.get('reason') or 'no reason logged'})"
     else:
         result = f"{what} ✓" + (" (optimal)" if turn.get("optimal") else "")

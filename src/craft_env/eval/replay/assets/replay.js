@@ -256,7 +256,7 @@
   function renderGame(g, t) {
     const game = GAMES[g];
     const turn = t >= 1 ? game.turns[t - 1] : null;
-    $("game-title").textContent = game.sid + " \u00b7 " + game.run + " \u00b7 game #" + g + " (of 0\u2013" + (GAMES.length - 1) + ")";
+    $("game-title").textContent = game.sid + " \u00b7 " + game.run + " \u00b7 game #" + g + " of " + GAMES.length;
     const f = game.final;
     $("game-sub").textContent = [game.condition, game.complexity, game.status,
       "final progress " + fmt(f.progress), "IoU " + fmt(f.iou), game.completed ? "completed" : "not completed"]
