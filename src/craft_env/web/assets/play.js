@@ -131,7 +131,7 @@
   function renderWatch(data) {
     const pub = data.public, frame = data.frame, target = frame.target;
     $("watch-view").hidden = false;
-    $("who").textContent = "Watching" + (pub.title ? ": " + pub.title : "");
+    $("who").textContent = "Watching: the organiser's view, with the whole target";
     $("status").textContent = statusLine(pub, false, null);
     document.body.setAttribute("data-status", pub.status);
     document.body.setAttribute("data-turn", String(frame.turn));
