@@ -36,7 +36,7 @@ jnp = pytest.importorskip("jax.numpy")
 jax_core = pytest.importorskip("jax.extend.core")
 jo = pytest.importorskip("craft_env.jax.oracle")
 
-CHUNK = 8192  # rows per compiled call: every batch is padded to a multiple of this
+CHUNK = 2048  # rows per compiled call: every batch is padded to a multiple of this
 DEFAULT = (3, 3)
 SIZES = [DEFAULT, (4, 4), (2, 1), (6, 5)]
 
@@ -264,7 +264,9 @@ def test_noop_is_never_optimal_and_distance_is_zero_on_the_target():
     _, distance, mask, _, _ = jax_oracle(targets, targets)
     assert (distance == 0).all()
     assert not mask.any()
-    _, distance, mask, _, _ = jax_oracle(np.zeros_like(targets), targets)
+    # The documented call: vmapped with the tables unbatched, here passed to jit as an argument.
+    batched = jax.jit(jax.vmap(jo.distance_and_mask, in_axes=(0, 0, None)))
+    distance, mask = (np.asarray(x) for x in batched(np.zeros_like(targets), targets, jo.oracle_tables(3, 3)))
     assert (distance == (targets != 0).sum(axis=(1, 2)) - (targets >= 6).sum(axis=(1, 2)) // 2).all()
     assert not mask[:, -1].any() and mask.any(axis=1).all()
 
@@ -272,7 +274,7 @@ def test_noop_is_never_optimal_and_distance_is_zero_on_the_target():
 def test_tables_are_cached_and_shapes_are_static():
     tables = jo.oracle_tables(3, 3)
     assert jo.oracle_tables(3, 3) is tables
-    assert tables.pair_cells.shape == (12, 2) and tables.pair_values.shape == (12, 5)
+    assert tables.placements.dtype == jnp.int32 and tables.placements.shape == (3, 5)
     with pytest.raises(ValueError, match="n: board side"):
         jo.oracle_tables(7, 3)
     board = jnp.zeros((9, 3), jnp.int8)
