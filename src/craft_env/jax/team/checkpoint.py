@@ -55,7 +55,7 @@ def load(directory: str | os.PathLike) -> tuple[dict, TeamConfig, pol.Shapes, di
         raise ValueError(f"team.json: not a {FORMAT} file of version {VERSION}: {directory}")
     cfg = TeamConfig.from_dict(meta["config"])
     shapes = pol.Shapes(**meta["shapes"])
-    template = pol.init_params(jax.random.PRNGKey(0), shapes, cfg)
+    template = jax.eval_shape(lambda: pol.init_params(jax.random.PRNGKey(0), shapes, cfg))  # shapes only
     with np.load(directory / "team.npz") as stored:
         arrays = {name: stored[name] for name in stored.files}
     paths, treedef = jax.tree_util.tree_flatten_with_path(template)

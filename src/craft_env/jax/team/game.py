@@ -67,3 +67,43 @@ def noop_action(n: int) -> int:
 def intents_offset(n: int, height: int) -> int:
     """Where this turn's intents start in the builder observation (``core.observation``: after the board)."""
     return board_dim(n, height)
+
+
+def jax_game(**config: Any) -> TurnGame:
+    """The JAX game (``craft_env.jax.make(**config)``, ``vector_env``'s keywords) as a ``TurnGame``.
+
+    The scripted directors are ``team.scripted.scripted_intents`` on the directors' observations.
+    """
+    import jax.numpy as jnp
+
+    from craft_env.core.views import BUILDER
+    from craft_env.jax.env import make
+    from craft_env.jax.team.scripted import scripted_intents, walls_of
+
+    env = make(**config)
+    walls = walls_of(env.seats, env.n)
+
+    def directors(state):
+        obs, masks = env.get_obs(state), env.get_avail_actions(state)
+        return (jnp.stack([obs[a] for a in env.directors]), jnp.stack([masks[a] for a in env.directors]),
+                env.world_state(state))
+
+    def builder(state):
+        return env.get_obs(state)[BUILDER], env.get_avail_actions(state)[BUILDER], env.world_state(state)
+
+    def step_builder(key, state, action):
+        _, state, rewards, dones, infos = env.step_builder(state, action)
+        return state, rewards[BUILDER], dones["__all__"], infos["progress"], infos["completion"]
+
+    def scripted(state):
+        obs, masks, _ = directors(state)
+        return scripted_intents(obs, masks, walls, env.n, env.height)
+
+    return TurnGame(
+        seats=tuple(env.seats), n=env.n, height=env.height, director_dim=env.director_dim,
+        builder_dim=env.builder_dim, state_dim=env.state_dim, num_intents=env.num_intents,
+        num_actions=env.num_actions, noop=env.noop, meaning=intent_actions(tuple(env.seats), env.n, env.height),
+        intents_offset=intents_offset(env.n, env.height), reset=lambda key: env.reset(key)[1],
+        directors=directors, step_directors=lambda key, state, intents: env.step_directors(state, intents)[1],
+        builder=builder, step_builder=step_builder, scripted=scripted,
+    )

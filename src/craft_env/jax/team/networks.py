@@ -26,8 +26,12 @@ NEG = -1e9
 
 
 def _dense(key, fan_in: int, fan_out: int, scale: float) -> dict:
-    """An orthogonally initialised layer (the usual PPO initialisation) with zero bias."""
-    weight = jax.nn.initializers.orthogonal(scale)(key, (fan_in, fan_out), jnp.float32)
+    """A layer with normal weights of standard deviation ``scale / sqrt(fan_in)`` and zero bias.
+
+    (The orthogonal initialisation PPO code often uses needs a QR decomposition per matrix, whose
+    compilation took half a minute on CPU for no measurable gain here.)
+    """
+    weight = jax.random.normal(key, (fan_in, fan_out), jnp.float32) * (scale / jnp.sqrt(fan_in))
     return {"w": weight, "b": jnp.zeros((fan_out,), jnp.float32)}
 
 
@@ -59,9 +63,19 @@ def mlp(params: dict, x: jnp.ndarray, wide_scale: float = 0.0) -> jnp.ndarray:
     return out
 
 
+def _seat_matmul(x: jnp.ndarray, weight: jnp.ndarray) -> jnp.ndarray:
+    """``x (..., seats, F)`` times per-seat weights ``(1 or seats, F, H)`` (size 1: shared by all seats).
+
+    A shared weight is one plain matrix product; per-seat weights contract seat by seat (``einsum``),
+    never broadcasting the weights over the batch.
+    """
+    if weight.shape[0] == 1:
+        return x @ weight[0]
+    return jnp.einsum("...sf,sfh->...sh", x, weight)
+
+
 def _seat_linear(layer: dict, x: jnp.ndarray) -> jnp.ndarray:
-    """``x (..., seats, F)`` through per-seat weights ``(1 or seats, F, H)`` (size 1: shared by all seats)."""
-    return (x[..., None, :] @ layer["w"])[..., 0, :] + layer["b"]
+    return _seat_matmul(x, layer["w"]) + layer["b"]
 
 
 def seat_mlp(params: dict, x: jnp.ndarray, wide_scale: float = 0.0) -> jnp.ndarray:
@@ -70,7 +84,7 @@ def seat_mlp(params: dict, x: jnp.ndarray, wide_scale: float = 0.0) -> jnp.ndarr
     h = jnp.tanh(_seat_linear(params["h2"], h))
     out = _seat_linear(params["out"], h)
     if "wide" in params:
-        out = out + wide_scale * (x[..., None, :] @ params["wide"])[..., 0, :]
+        out = out + wide_scale * _seat_matmul(x, params["wide"])
     return out
 
 

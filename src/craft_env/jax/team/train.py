@@ -49,8 +49,11 @@ class Run:
 def train(game, cfg: TeamConfig, chunk: int = 10, report: Callable[[str], None] | None = None) -> Run:
     """Train every seed of ``cfg`` (see the module docstring); ``report`` gets the curve lines."""
     team = Team(game, cfg)
-    keys = jnp.stack([jax.random.PRNGKey(seed) for seed in cfg.seeds])
-    runner = jax.jit(jax.vmap(team.init))(keys)
+    # One compiled init per seed, the runners stacked: compiling ``vmap(init)`` (orthogonal initialisers
+    # under vmap) took minutes on CPU, and running it eagerly one op at a time a minute and a half.
+    init = jax.jit(team.init)
+    runners = [init(jax.random.PRNGKey(seed)) for seed in cfg.seeds]
+    runner = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *runners)
     step = jax.jit(jax.vmap(team.train_chunk, in_axes=(0, None)), static_argnums=1)
     curves: dict[str, list[np.ndarray]] = {key: [] for key in CURVE_KEYS}
     run = Run(cfg, runner.params)
