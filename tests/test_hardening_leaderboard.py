@@ -102,6 +102,22 @@ def test_a_refused_board_leaves_the_old_file_whole(entry_data, tmp_path, capsys)
     assert board.read_text() == "the board of yesterday"
 
 
+@pytest.mark.parametrize(
+    "flags, field",
+    [
+        (["--samples", str(10**9)], "--samples"),
+        (["--seed", "-1"], "--seed"),
+        (["-o", "."], "-o"),
+    ],
+    ids=["samples", "seed", "output-directory"],
+)
+def test_bad_flags_are_one_line_before_any_work(run, tmp_path, monkeypatch, capsys, flags, field):
+    monkeypatch.chdir(tmp_path)
+    assert main(["leaderboard", str(run), *flags]) == 2
+    assert _error(capsys).startswith(f"craft-env: error: {field}")
+    assert list(tmp_path.iterdir()) == []
+
+
 # ------------------------------------------------------------------ items 5 and 7: size, shape, tracebacks
 
 
@@ -139,6 +155,27 @@ def test_the_bootstraps_memory_does_not_grow_with_the_structures():
     assert placements[0].to_next.method == PAIRED
     # one unblocked (samples, structures) int64 array of picks alone is 64 MB
     assert peak < 40e6, f"peak {peak / 1e6:.0f} MB"
+
+
+def test_unequal_run_counts_draw_only_the_runs_there_are():
+    structures = [f"s{k:04d}" for k in range(2_000)]
+    levels = np.random.default_rng(2).random(2_000)
+    once = {s: [float(v)] for s, v in zip(structures, levels)}
+    repeated = {s: [float(v)] * (1 + k % 3) for k, (s, v) in enumerate(zip(structures, levels))}
+    repeated[structures[0]] = [float(levels[0])] * 1_000  # one structure of many runs
+    tracemalloc.start()
+    try:
+        entries = [Scores("once", 0, 0, once), Scores("many", 0, 0, repeated)]
+        found = {p.key: p for p in rank_bands(entries, samples=2_000)}
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # identical runs within a structure: the same structure draws give the same means
+    assert found["many"].interval == pytest.approx(found["once"].interval, rel=1e-12)
+    first = min(found.values(), key=lambda p: p.position).to_next
+    assert first.method == PAIRED and first.low == pytest.approx(0.0, abs=1e-12)
+    assert first.high == pytest.approx(0.0, abs=1e-12)
+    assert peak < 60e6, f"peak {peak / 1e6:.0f} MB"
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from craft_env.eval.leaderboard.board import BoardOptions, build_board
@@ -21,6 +22,15 @@ from craft_env.models.jsonl import write_atomic
 from craft_env.text.clean import valid_unicode
 
 DEFAULT_OUTPUT = {"html": "leaderboard.html", "md": "leaderboard.md", "json": "leaderboard.json"}
+#: The bootstrap's sample counts allowed: each entry keeps one float per sample and structure set.
+MIN_SAMPLES, MAX_SAMPLES = 100, 100_000
+
+
+def _output(path: Path) -> Path:
+    """``path`` if a file can be written there (``-o`` naming a directory is refused before any work)."""
+    if path.is_dir():
+        raise ValueError(f"-o: {os.fspath(path)!r} is a directory; give the file to write")
+    return path
 
 
 def _pairs(values: list[str], option: str, left: str, right: str) -> list[tuple[str, str]]:
@@ -35,8 +45,10 @@ def _pairs(values: list[str], option: str, left: str, right: str) -> list[tuple[
 
 def board_options(args: argparse.Namespace, output: Path) -> BoardOptions:
     """The board's options from the command line (a bad value is a ``ValueError`` naming the option)."""
-    if args.samples < 100:
-        raise ValueError(f"--samples: expected at least 100, got {args.samples}")
+    if not MIN_SAMPLES <= args.samples <= MAX_SAMPLES:
+        raise ValueError(f"--samples: expected {MIN_SAMPLES} to {MAX_SAMPLES:,}, got {args.samples}")
+    if not 0 <= args.seed < 2**64:
+        raise ValueError(f"--seed: expected an int from 0 to 2**64 - 1, got {args.seed}")
     return BoardOptions(
         published=not args.no_published,
         tags=_pairs([valid_unicode(g) for g in args.group], "--group", "NAME", "PATTERN"),
@@ -55,10 +67,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             raise ValueError("--entry writes one entry file from one directory; give no other PATH")
         if not args.output:
             raise ValueError("--entry needs -o FILE, the entry file to write")
-        entry = write_entry(args.entry, args.output)
+        entry = write_entry(args.entry, _output(Path(args.output)))
         print(f"Wrote entry {entry.key} ({len(entry.games)} games) to {args.output}")
         return 0
-    output = Path(args.output or DEFAULT_OUTPUT[args.format])
+    output = _output(Path(args.output or DEFAULT_OUTPUT[args.format]))
     data = build_board(args.paths, board_options(args, output))
     if args.format == "html":
         text = render_board(data)

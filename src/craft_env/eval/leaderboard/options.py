@@ -46,6 +46,8 @@ def add_leaderboard_parser(commands: Any) -> None:
         metavar="DIR",
         help="write the one entry of DIR (a run directory or one paper-log group) as an entry file to -o",
     )
-    board.add_argument("--samples", type=int, default=10_000, help="bootstrap samples (default 10000)")
+    board.add_argument(
+        "--samples", type=int, default=10_000, help="bootstrap samples, 100 to 100000 (default 10000)"
+    )
     board.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     board.add_argument("--title", default="CRAFT leaderboard", help="the page's title")

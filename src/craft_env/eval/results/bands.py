@@ -207,21 +207,34 @@ class _Draws:
     def _within_runs(
         rng: np.random.Generator, picks: np.ndarray, values: np.ndarray, counts: np.ndarray
     ) -> np.ndarray:
-        """(rows, structures) means over runs drawn with replacement within each drawn structure."""
+        """(rows, structures) means over runs drawn with replacement within each drawn structure.
+
+        With unequal run counts each drawn cell draws as many runs as its structure has, all cells' draws
+        in one vector, cut into pieces of at most ``BLOCK_CELLS`` draws: the work and the memory follow
+        the runs drawn, not the cells times the largest count.
+        """
         width = values.shape[1]
-        n = counts[picks]
         flat = values.ravel()
         start = picks * width
-        same = bool((counts == width).all())
-        total = np.zeros(picks.shape)
-        for slot in range(width):
-            if same:
-                taken = flat.take(start + rng.integers(0, width, size=picks.shape))
-            else:
-                chosen = (rng.random(picks.shape) * n).astype(np.int64)
-                taken = np.where(slot < n, flat.take(start + chosen), 0.0)
-            total += taken
-        return total / n
+        if bool((counts == width).all()):
+            total = np.zeros(picks.shape)
+            for _ in range(width):
+                total += flat.take(start + rng.integers(0, width, size=picks.shape))
+            return total / width
+        n = counts[picks].ravel().astype(np.int64)
+        first = start.ravel()
+        ends = np.cumsum(n)
+        sums = np.empty(n.size)
+        low = 0
+        while low < n.size:
+            before = int(ends[low - 1]) if low else 0
+            high = max(low + 1, int(np.searchsorted(ends, before + BLOCK_CELLS, side="right")))
+            runs = n[low:high]
+            chosen = (rng.random(int(ends[high - 1]) - before) * np.repeat(runs, runs)).astype(np.int64)
+            taken = flat.take(np.repeat(first[low:high], runs) + chosen)
+            sums[low:high] = np.add.reduceat(taken, np.cumsum(runs) - runs)
+            low = high
+        return (sums / n).reshape(picks.shape)
 
 
 def _percentiles(values: np.ndarray, level: float) -> np.ndarray:
