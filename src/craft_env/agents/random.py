@@ -22,6 +22,8 @@ class RandomDirector:
     """Says a uniformly random allowed intent, in words."""
 
     name = "random"
+    #: It reads the numeric observation only (the runner renders it no text observation).
+    reads_text = False
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -39,6 +41,8 @@ class RandomBuilder:
     """Plays a uniformly random action allowed by its mask (the no-op included)."""
 
     name = "random"
+    #: It reads the numeric observation only (the runner renders it no text observation).
+    reads_text = False
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)

@@ -87,6 +87,8 @@ class ScriptedDirector:
     """
 
     name = "scripted"
+    #: It reads the numeric observation only (the runner renders it no text observation).
+    reads_text = False
 
     def choose(self, vector: np.ndarray, mask: np.ndarray, seat: str, n: int, height: int) -> tuple[int, str]:
         """``(intent id, private note)`` for a numeric observation and intent mask."""
@@ -150,6 +152,8 @@ class ScriptedBuilder:
     """A rule-based builder that understands the scripted directors' English."""
 
     name = "scripted"
+    #: It reads the numeric observation only (the runner renders it no text observation).
+    reads_text = False
 
     def hear(self, context: AgentContext) -> list[tuple[str, int, int, float]]:
         """This turn's instructions as ``(seat, action id, layer, weight)``."""

@@ -262,6 +262,14 @@ class _CraftBase:
         seat = self._seat_index.get(agent)
         return builder_text(self.game) if seat is None else director_text(self.game, seat)
 
+    def text_observation(self, agent: str) -> str:
+        """``agent``'s ``"text"`` observation now, also when observations leave it out.
+
+        The runner asks for it only for agents that read text, so a game of
+        built-in agents (which read the numeric observation) renders none.
+        """
+        return self._text(agent)
+
     def _infos_after_build(self, outcome: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """Every agent's info after the builder's move.
 

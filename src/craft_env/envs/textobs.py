@@ -55,7 +55,18 @@ def ascii_text(text: str) -> str:
 
 
 def conversation_lines(game, start: int = 0) -> list[tuple[str, str]]:
-    """(speaker, text) pairs of the conversation from entry ``start`` on, intents spoken in words."""
+    """(speaker, text) pairs of the conversation from entry ``start`` on, intents spoken in words.
+
+    Entries never change once added, so each line is made once per episode
+    (kept in ``game.text_cache``, which ``reset`` empties).
+    """
+    lines = game.text_cache.setdefault(("lines",), [])
+    if len(lines) < len(game.conversation):
+        lines.extend(_lines(game, len(lines)))
+    return lines[start:]
+
+
+def _lines(game, start: int) -> list[tuple[str, str]]:
     lines = []
     for entry in game.conversation[start:]:
         speaker = entry["speaker"]
@@ -77,9 +88,7 @@ def conversation_text(game, keep=None) -> str:
     """
     rendered = game.text_cache.setdefault(("conversation",), [])
     if len(rendered) < len(game.conversation):
-        start = len(rendered)
-        lines = conversation_lines(game, start)
-        rendered.extend(describe_conversation([line]) for line in lines)
+        rendered.extend(describe_conversation([line]) for line in conversation_lines(game, len(rendered)))
     if keep is not None:
         rendered = [text for text, entry in zip(rendered, game.conversation) if keep(entry)]
     return "\n".join(rendered) if rendered else describe_conversation([])

@@ -22,6 +22,7 @@ import math
 import re
 import warnings
 from collections import deque
+from functools import lru_cache
 from itertools import islice
 from dataclasses import dataclass
 
@@ -673,10 +674,30 @@ def parse_builder_reply(
     ``ParseError``: "no move or question found" when nothing is
     understandable, or the specific reason when a move was attempted but
     cannot be read.
+
+    A reply is read once per game and again by whoever logs or replays it,
+    and the same replies recur across games, so readings of replies up to
+    ``_MEMO_CHARS`` characters are remembered (the result is immutable).
     """
     check_size(n, height)
     if not isinstance(text, str):
         raise ParseError(f"expected text, got {type(text).__name__}", text)
+    if len(text) <= _MEMO_CHARS and type(text) is str:
+        return _memo_read(text, n, height, bool(tolerant_span))
+    return _read(text, n, height, tolerant_span)
+
+
+#: How long a reply may be to be remembered, and how many are (a few MB at most).
+_MEMO_CHARS = 2000
+_MEMO_SIZE = 4096
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def _memo_read(text: str, n: int, height: int, tolerant_span: bool) -> ParsedBuilderReply:
+    return _read(text, n, height, tolerant_span)
+
+
+def _read(text: str, n: int, height: int, tolerant_span: bool) -> ParsedBuilderReply:
     body = strip_fences(bound_text(text))
     followed = _find_followed(body)
     paper = read_paper_reply(body, tolerant_span, n)

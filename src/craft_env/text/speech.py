@@ -18,6 +18,7 @@ director's wall and a layer.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import islice
 
 from craft_env.core.encoding import COLOUR_NAMES, DEFAULT_HEIGHT, DEFAULT_N, check_size, format_position
@@ -153,11 +154,13 @@ def describe_intents(table: IntentTable, mask=None) -> str:
     return "\n".join(lines)
 
 
+@lru_cache(maxsize=256)
 def director_frame_description(seat: str, n: int = DEFAULT_N, height: int | None = None) -> str:
     """One paragraph telling a director model where it sits and what its left, right and inward mean.
 
     With ``height`` the paragraph also names every layer ("bottom = layer 0,
     ..."); without it, only that layers count up from layer 0 on the ground.
+    Remembered per arguments: every director's text observation holds it.
     """
     check_size(n, DEFAULT_HEIGHT if height is None else height)
     cells = seat_cells(seat, n)
@@ -496,10 +499,31 @@ def parse_director_message(
     anything not understood. A message that only says there is nothing to
     add gives ``[0]`` (the no-op intent); a message with nothing usable
     gives ``[]``. Never raises on text.
+
+    The reading depends on nothing but its arguments, and games say the
+    same sentences over and over (a scripted director's every message is
+    one of its seat's intent texts), so messages up to ``_MEMO_CHARS``
+    characters are read once and remembered (``_MEMO_SIZE`` of them).
     """
 
     if not isinstance(text, str):
         return []
+    if len(text) <= _MEMO_CHARS:
+        return list(_memo_parse(str(text), seat, n, height))
+    return _parse(text, seat, n, height)
+
+
+#: How long a message may be to be remembered, and how many are (a few MB at most).
+_MEMO_CHARS = 1000
+_MEMO_SIZE = 8192
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def _memo_parse(text: str, seat: str, n: int, height: int) -> tuple[int, ...]:
+    return tuple(_parse(text, seat, n, height))
+
+
+def _parse(text: str, seat: str, n: int, height: int) -> list[int]:
     text = bound_text(text)
     table = intent_table(seat, n, height)
     intents, _ = _scan(text, table)

@@ -135,6 +135,7 @@ class _Slot:
         self.ready: asyncio.Future | None = None
         self.spec: GameSpec | None = None
         self.done = True
+        self.last_turn: dict[str, Any] | None = None
 
     def signal(self) -> None:
         if self.ready is not None and not self.ready.done():
@@ -214,7 +215,7 @@ class BatchedTextEnv:
         self._stop(slot)
         slot.recorder = TurnRecorder()
         slot.client = SeatClient(slot.signal)
-        slot.spec, slot.done = spec, False
+        slot.spec, slot.done, slot.last_turn = spec, False, None
         slot.ready = self._loop.create_future()
         factory = AgentFactory(
             self.settings, None, self._redactor, seated={self.seat: self._agent(slot.client)}
@@ -308,12 +309,20 @@ class BatchedTextEnv:
         if not stepped:
             return None, 0.0, False, False, info
         turns = slot.recorder.take_turns()
-        reward = sum(
-            turn_reward(
-                record, slot.spec.structure, self.reward, self.settings.protocol, self.failed_turn_penalty
+        rewards = []
+        for record in turns:
+            previous, slot.last_turn = slot.last_turn, record
+            rewards.append(
+                turn_reward(
+                    record,
+                    slot.spec.structure,
+                    self.reward,
+                    self.settings.protocol,
+                    self.failed_turn_penalty,
+                    previous=previous,
+                )
             )
-            for record in turns
-        )
+        reward = sum(rewards)
         info.update(self._verdict(turns))
         terminated, truncated = self._finish(slot, info)
         return self._messages(slot), reward, terminated, truncated, info

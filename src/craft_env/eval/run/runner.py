@@ -330,7 +330,7 @@ async def play_game(
     spec: GameSpec, settings: RunSettings, factory: AgentFactory, run_log: RunLog, attempt: int
 ) -> GameResult:
     """Play one game to its end, logging every turn; errors end it as ``errored``."""
-    env = craft_env.env(**env_options(spec, settings, factory.needs_text))
+    env = craft_env.env(**env_options(spec, settings, False))
     env.reset(seed=spec.seed)
     u = env.unwrapped
     directors = {seat: factory.director(spec, seat) for seat in u.seat_of.values()}
@@ -347,7 +347,12 @@ async def play_game(
     )
     tally = _GameTally()
     try:
-        await _play_turns(env, spec, settings, directors, builder, run_log, attempt, tally)
+        readers = {  # agents given the text observation: built-in agents read the numeric one only
+            agent: factory.needs_text
+            and getattr(builder if agent == BUILDER else directors[u.seat_of[agent]], "reads_text", True)
+            for agent in env.possible_agents
+        }
+        await _play_turns(env, spec, settings, directors, builder, readers, run_log, attempt, tally)
     except ModelCallError as error:
         return _game_errored(run_log, spec, attempt, u.turn, tally.spent, str(error), error.error_type)
     except GameStopped as stop:
@@ -372,12 +377,14 @@ async def _play_turns(
     settings: RunSettings,
     directors: dict[str, Any],
     builder: Any,
+    readers: dict[str, bool],
     run_log: RunLog,
     attempt: int,
     tally: _GameTally,
 ) -> None:
     """Step the AEC env to the game's end: each director's message is kept for its turn's record, each
-    builder move logs the turn (``_turn_fields``). Errors of the agents propagate to ``play_game``."""
+    builder move logs the turn (``_turn_fields``). Errors of the agents propagate to ``play_game``.
+    ``readers``: the agents whose observation carries its text."""
     u = env.unwrapped
     tools = settings.max_tool_calls if settings.builder_tools else 0
     for agent in env.agent_iter():
@@ -386,6 +393,8 @@ async def _play_turns(
             env.step(None)
             continue
         obs = env.observe(agent)
+        if readers[agent]:
+            obs["text"] = u.text_observation(agent)
         context = _context(env, agent, obs, spec, settings.turns, settings.rules, tools)
         if agent != BUILDER:
             reply = await directors[context.seat].act(context)
