@@ -61,7 +61,9 @@ def numba_oracle(boards: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, n
     keeps = np.empty((batch, cells), np.int8)
     distances = np.empty(batch, np.int64)
     masks = np.empty((batch, table.num_actions), np.int8)
-    _numba_oracle(boards, targets, n, table.pair_of, table.large_offset, table.remove_offset, keeps, distances, masks)
+    _numba_oracle(
+        boards, targets, n, table.pair_of, table.large_offset, table.remove_offset, keeps, distances, masks
+    )
     return keeps, distances, masks
 
 
@@ -114,9 +116,10 @@ def assert_oracles_agree(boards: np.ndarray, targets: np.ndarray) -> np.ndarray:
         ("distance_and_mask's mask", j_mask2, mask.astype(bool)),
     ):
         wrong = np.flatnonzero((mine != theirs).reshape(len(boards), -1).any(axis=1))
+        first = wrong[0] if wrong.size else 0
         assert wrong.size == 0, (
-            f"{name} differs on {wrong.size} of {len(boards)} rows; first: board {boards[wrong[0]].tolist()} "
-            f"target {targets[wrong[0]].tolist()}: jax {mine[wrong[0]].tolist()} numba {theirs[wrong[0]].tolist()}"
+            f"{name} differs on {wrong.size} of {len(boards)} rows; first: board {boards[first].tolist()} "
+            f"target {targets[first].tolist()}: jax {mine[first].tolist()} numba {theirs[first].tolist()}"
         )
     return distance
 
@@ -144,7 +147,9 @@ def _walks(starts, targets, n, uniforms, removal_bias, guide, kind, cell_a, cell
             fill_legal_mask(board, n, kind, cell_a, cell_b, legal)
             legal[actions - 1] = 0
             u = uniforms[b, s]
-            if u[0] < guide[b] and fill_optimal_mask(board, targets[b], n, pair_of, large_offset, remove_offset, best):
+            if u[0] < guide[b] and fill_optimal_mask(
+                board, targets[b], n, pair_of, large_offset, remove_offset, best
+            ):
                 legal[:] = best
             elif u[1] < removal_bias[b] and legal[remove_offset:].any():
                 legal[:remove_offset] = 0
@@ -161,7 +166,7 @@ def _walks(starts, targets, n, uniforms, removal_bias, guide, kind, cell_a, cell
 
 
 def walks(starts: np.ndarray, targets: np.ndarray, steps: int, rng: np.random.Generator) -> np.ndarray:
-    """``(B * (steps + 1), n*n, h)``: every board of a seeded random walk from each start (the start included)."""
+    """``(B * (steps + 1), n*n, h)``: every board of a seeded random walk from each start, the start first."""
     batch, cells, height = starts.shape
     n = round(cells**0.5)
     table = action_table(n)
@@ -170,8 +175,10 @@ def walks(starts: np.ndarray, targets: np.ndarray, steps: int, rng: np.random.Ge
     uniforms = rng.random((batch, steps, 3))
     removal_bias = rng.choice([0.0, 0.3, 0.7], batch)
     guide = rng.choice([0.0, 0.0, 0.5, 0.9], batch)
-    _walks(starts, targets, n, uniforms, removal_bias, guide, table.kind, table.cell_a, table.cell_b, table.colour,
-           table.pair_of, out)
+    _walks(
+        starts, targets, n, uniforms, removal_bias, guide,
+        table.kind, table.cell_a, table.cell_b, table.colour, table.pair_of, out,
+    )
     return out.reshape(-1, cells, height)
 
 
@@ -180,7 +187,7 @@ def generated(count: int, n: int, height: int, seed: int) -> np.ndarray:
 
 
 def pairs_towards(targets: np.ndarray, steps: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Walks from empty boards, from the targets and from shuffled targets, each board paired with its target."""
+    """Walks from empty boards, from the targets and from shuffled targets, each board with its target."""
     starts = [np.zeros_like(targets), targets, targets[rng.permutation(len(targets))]]
     boards = np.concatenate([walks(s, targets, steps, rng) for s in starts])
     goals = np.tile(np.repeat(targets, steps + 1, axis=0), (3, 1, 1))
@@ -219,7 +226,7 @@ def staircase(n: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @pytest.mark.parametrize(("n", "height"), SIZES)
 def test_random_play_matches_numba(n, height):
     rng = np.random.default_rng(31 * n + height)
-    count, steps = (768, 40) if (n, height) == DEFAULT else (128, 3 * n * height)
+    count, steps = (512, 40) if (n, height) == DEFAULT else (96, 2 * n * height)
     targets = generated(count, n, height, seed=n * 10 + height)
     boards, goals = pairs_towards(targets, steps, rng)
     distances = assert_oracles_agree(boards, goals)
@@ -280,7 +287,8 @@ def test_tables_are_cached_and_shapes_are_static():
     board = jnp.zeros((9, 3), jnp.int8)
     program = jax.make_jaxpr(jo.distance_and_mask)(board, board, tables)
     equations = list(_equations(program.jaxpr))
-    assert not [e for e in equations if any(v.aval.dtype == np.int64 for v in e.outvars)], "no int64 (x64 is off)"
+    wide = [e for e in equations if any(v.aval.dtype == np.int64 for v in e.outvars)]
+    assert not wide, "no int64 (x64 is off by default)"
     assert not {e.primitive.name for e in equations} & {"while", "cond", "pure_callback", "io_callback"}
 
 
@@ -297,7 +305,7 @@ def _equations(jaxpr):
 
 @njit(cache=True)
 def _after_every_move(board, n, kind, cell_a, cell_b, colour, out):
-    """``out[a]``: the board after legal action ``a`` (the board itself for an illegal one); returns the legal mask."""
+    """``out[a]``: the board after legal action ``a`` (unchanged if illegal); returns the legal mask."""
     legal = np.empty(kind.shape[0], np.int8)
     fill_legal_mask(board, n, kind, cell_a, cell_b, legal)
     for a in range(kind.shape[0]):
@@ -307,13 +315,13 @@ def _after_every_move(board, n, kind, cell_a, cell_b, colour, out):
     return legal
 
 
-@settings(max_examples=40)
+@settings(max_examples=2 * settings().max_examples // 3)
 @given(board_pairs(n_range=(3, 3), height_range=(3, 3)))
 def test_optimal_moves_are_exactly_the_moves_that_lower_the_distance(pair):
     current, target = (board.to_structure().array for board in pair)
     table = action_table(3)
     after = np.empty((table.num_actions, 9, 3), np.int8)
-    legal = _after_every_move(current, 3, table.kind, table.cell_a, table.cell_b, table.colour, after).astype(bool)
+    legal = _after_every_move(current, 3, table.kind, table.cell_a, table.cell_b, table.colour, after) == 1
     boards = np.concatenate([current[None], target[None], after])
     goals = np.concatenate([target[None], current[None], np.repeat(target[None], len(after), axis=0)])
     _, distance, mask, _, _ = jax_oracle(boards, goals)

@@ -79,7 +79,7 @@ _NEAR = direction_between((0, 0), (1, 0))
 
 @functools.lru_cache(maxsize=None)
 def oracle_tables(n: int, height: int) -> OracleTables:
-    """The constants for boards of side ``n`` and ``height`` (checked, cached; concrete even when made under a trace).
+    """The constants for boards of side ``n`` and ``height``: checked, cached, concrete even under a trace.
 
     Nothing in them depends on the size today (the functions read ``n`` and
     ``h`` from the boards' shape); the size is the cache key so that a
@@ -109,7 +109,7 @@ def _bottom_run(mask: jax.Array) -> jax.Array:
 
 
 def _neighbour_values(values: jax.Array, fill: int) -> jax.Array:
-    """``(n*n,)`` per-cell values -> ``(n*n, 4)``: each cell's neighbour's value in each direction, ``fill`` off the board.
+    """Per-cell ``(n*n,)`` -> ``(n*n, 4)``: the neighbour's value in each direction, ``fill`` off the board.
 
     Four shifted copies of the ``n x n`` grid: slices and concatenations,
     which fuse with their consumers, where a neighbour table would need a
@@ -129,11 +129,11 @@ def _neighbour_values(values: jax.Array, fill: int) -> jax.Array:
 
 
 def _towards_partner(values: jax.Array, per_direction: jax.Array) -> jax.Array:
-    """For each large half in ``values`` (cells, h), ``per_direction`` (cells, 4) read at its partner direction.
+    """For each large half in ``values`` (cells, k): ``per_direction`` (cells, 4) at its partner's direction.
 
     A select over the four directions (elementwise, no data-dependent
-    gather); entries that are not large halves read direction 0 or worse
-    and must be masked by the caller.
+    gather); entries that are not large halves read some direction and
+    must be masked by the caller.
     """
     direction = (values - _FIRST_LARGE) & 3
     picked = per_direction[:, 3:4]
@@ -160,7 +160,7 @@ def keep_levels(board: jax.Array, target: jax.Array, tables: OracleTables) -> ja
 
 
 def _distance_from_keep(current: jax.Array, goal: jax.Array, keep: jax.Array) -> jax.Array:
-    """``core.oracle.distance_from_keep``: blocks above keep levels to remove plus those to place, a large one once."""
+    """``core.oracle.distance_from_keep``: blocks to remove plus blocks to place, a large one once."""
     above = jnp.arange(current.shape[1], dtype=jnp.int32)[None, :] >= keep[:, None]
     smalls = jnp.int32(0)
     halves = jnp.int32(0)
@@ -178,14 +178,17 @@ def distance(board: jax.Array, target: jax.Array, tables: OracleTables) -> jax.A
     return _distance_from_keep(board.astype(jnp.int32), target.astype(jnp.int32), keep)
 
 
-def _large_placements(next_value: jax.Array, heights: jax.Array, keep: jax.Array, tables: OracleTables) -> jax.Array:
+def _large_placements(
+    next_value: jax.Array, heights: jax.Array, keep: jax.Array, tables: OracleTables
+) -> jax.Array:
     """bool ``(5 P,)``: the optimal large placements, in action-table order.
 
-    Pair ``c, c + 1`` or ``c, c + n`` is optimal in a colour when ``c`` is
-    clean and next needs that large half towards the other cell, which is
-    clean at the same height (``core.oracle.optimal_from_keep``). Computed on
-    the ``n x n`` grid for both kinds of pair, then laid out cell by cell,
-    right pair before near pair (``core.encoding``), by static slices.
+    Pair ``c, c + 1`` or ``c, c + n`` is optimal in a colour when the next
+    value ``c`` needs (``next_value``, 0 unless ``c`` is clean) is that
+    colour's large half towards the other cell, and the other cell is clean
+    at the same height (``core.oracle.optimal_from_keep``). Computed on the
+    ``n x n`` grid for both kinds of pair, then laid out cell by cell, right
+    pair before near pair (``core.encoding``), by static slices.
     """
     n = math.isqrt(heights.shape[0])
     level, kept, value = (x.reshape(n, n) for x in (heights, keep, next_value))
@@ -207,20 +210,23 @@ def _mask_from_keep(current: jax.Array, goal: jax.Array, keep: jax.Array, tables
     top = jnp.sum(jnp.where(levels == heights[:, None] - 1, current, 0), axis=1)
     top_partner_height = _towards_partner(top[:, None], _neighbour_values(heights, -1))[:, 0]
     remove = (heights > keep) & ((top < _FIRST_LARGE) | (top_partner_height == heights))
-    # The target's next entry on a clean cell (stack == keep level); 0 on a full stack or where nothing is next.
-    next_value = jnp.where(heights == keep, jnp.sum(jnp.where(levels == heights[:, None], goal, 0), axis=1), 0)
+    # The target's next entry on a clean cell (stack == keep level); 0 on a full stack or elsewhere.
+    above_stack = jnp.sum(jnp.where(levels == heights[:, None], goal, 0), axis=1)
+    next_value = jnp.where(heights == keep, above_stack, 0)
     small = next_value[:, None] == tables.placements[0]
     large = _large_placements(next_value, heights, keep, tables)
     return jnp.concatenate([small.reshape(-1), large, remove, jnp.zeros(1, bool)])
 
 
 def optimal_mask(board: jax.Array, target: jax.Array, tables: OracleTables) -> jax.Array:
-    """bool ``(A,)``: the actions that lower the distance by exactly one (``core.oracle.fill_optimal_mask``)."""
+    """bool ``(A,)``: the actions that lower the distance by one (``core.oracle.fill_optimal_mask``)."""
     keep = keep_levels(board, target, tables)
     return _mask_from_keep(board.astype(jnp.int32), target.astype(jnp.int32), keep, tables)
 
 
-def distance_and_mask(board: jax.Array, target: jax.Array, tables: OracleTables) -> tuple[jax.Array, jax.Array]:
+def distance_and_mask(
+    board: jax.Array, target: jax.Array, tables: OracleTables
+) -> tuple[jax.Array, jax.Array]:
     """``(distance(...), optimal_mask(...))`` computing the keep levels once."""
     current = board.astype(jnp.int32)
     goal = target.astype(jnp.int32)
