@@ -95,9 +95,10 @@ class App:
             return Response.json({"games": self.lobby.listing()})
         if route == ("POST", "/api/games"):
             session = self.lobby.create(request.json())
-            return Response.json({"id": session.id, "tokens": session.tokens, "spectator": session.spectator}, 201)
-        parts = request.path.split("/")
-        if request.method == "POST" and len(parts) == 5 and parts[:3] == ["", "api", "games"] and parts[4] == "stop":
+            created = {"id": session.id, "tokens": session.tokens, "spectator": session.spectator}
+            return Response.json(created, 201)
+        parts = request.path.split("/")  # POST /api/games/<id>/stop
+        if route[0] == "POST" and len(parts) == 5 and parts[1:3] == ["api", "games"] and parts[4] == "stop":
             self.lobby.stop(parts[3])
             return Response.json({"stopped": parts[3]})
         raise HttpError(404, "no such route")

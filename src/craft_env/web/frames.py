@@ -81,7 +81,8 @@ def wall_picture(view: np.ndarray, seat: str, n: int) -> dict[str, Any]:
             [-1, 0] if not code else [(int(code) - 1) // 2, 2 if (int(code) - 1) % 2 else 1]
             for code in view[:, level]
         ])
-    return {"side": SEAT_SIDES[seat], "cells": [format_position(c) for c in seat_cells(seat, n)], "layers": layers}
+    cells = [format_position(c) for c in seat_cells(seat, n)]
+    return {"side": SEAT_SIDES[seat], "cells": cells, "layers": layers}
 
 
 def director_board(context: AgentContext) -> tuple[list[list[int]], list[list[int]]]:
@@ -128,7 +129,9 @@ def seat_frame(context: AgentContext) -> dict[str, Any]:
     return frame
 
 
-def spectator_frame(target: Structure, seats: tuple[str, ...], context: AgentContext | None) -> dict[str, Any]:
+def spectator_frame(
+    target: Structure, seats: tuple[str, ...], context: AgentContext | None
+) -> dict[str, Any]:
     """The organiser's view: the target with every wall and the unseen cells, the board and the whole
     conversation as of the latest turn of any seat (``context``; ``None`` before the first)."""
     frame: dict[str, Any] = {"target": target_picture(target, seats)}

@@ -112,7 +112,7 @@ class Lobby:
             raise Refused(f"this server holds {self.max_games} games already (--max-games)", 429)
         setup = GameSetup.from_payload(payload, self.datasets)
         if setup.models and importlib.util.find_spec("litellm") is None:
-            raise Refused("seats: a model seat needs the llm extra (pip install 'craft-env[llm]') on the server")
+            raise Refused("seats: a model seat needs the llm extra on the server (craft-env[llm])")
         game_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         tokens = {seat: new_token() for seat, kind in setup.kinds.items() if kind == PERSON}
         try:

@@ -150,7 +150,7 @@ def director_reply(payload: dict[str, Any], context: AgentContext, strict: bool)
 
 
 def builder_reply(payload: dict[str, Any], context: AgentContext) -> BuilderReply:
-    """A person's builder turn from ``{"move": line}``, ``{"candidate": k}`` (1-based) or ``{"pass": true}``."""
+    """A person's builder turn: ``{"move": line}``, ``{"candidate": k}`` (from 1) or ``{"pass": true}``."""
     if payload.get("pass") is True:
         return BuilderReply(action="pass")
     if "candidate" in payload:

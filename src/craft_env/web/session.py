@@ -352,7 +352,7 @@ class GameSession:
             "max_turns": self.setup.turns,
             "acting": self.acting,
             "late": sorted(self.late),
-            "seats": {seat: kind if kind in (PERSON, *BUILT_IN) else "model" for seat, kind in self.setup.kinds.items()},
+            "seats": {s: k if k in (PERSON, *BUILT_IN) else "model" for s, k in self.setup.kinds.items()},
             "labels": dict(self.setup.labels),
             "results": list(self.results),
             "version": self.version,
@@ -400,7 +400,7 @@ def _result(spec: GameSpec, status: str, marker: dict[str, Any]) -> dict[str, An
 
 
 def saved_sessions(folder: Path) -> list[dict[str, Any]]:
-    """The sessions saved in ``folder`` (``*.json``), oldest first; unreadable files are skipped with a warning."""
+    """The sessions saved in ``folder`` (``*.json``), oldest first; unreadable ones are left out."""
     found = []
     for path in sorted(folder.glob("*.json")):
         try:

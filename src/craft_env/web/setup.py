@@ -49,7 +49,8 @@ def _structures(payload: dict[str, Any]) -> list[int]:
         or len(set(value)) != len(value)
     ):
         raise Refused(
-            f"structures: expected 1 to {MAX_STRUCTURES} different indices into the set, got {str(value)[:60]!r}"
+            f"structures: expected 1 to {MAX_STRUCTURES} different indices into the set, "
+            f"got {str(value)[:60]!r}"
         )
     return sorted(value)  # the run plays its structures in index order
 
@@ -57,7 +58,8 @@ def _structures(payload: dict[str, Any]) -> list[int]:
 def _directors(payload: dict[str, Any]) -> tuple[str, ...]:
     value = payload.get("directors", list(DEFAULT_SEATS))
     if value not in (list(DEFAULT_SEATS), list(ALL_SEATS)):
-        raise Refused(f"directors: expected {list(DEFAULT_SEATS)} or {list(ALL_SEATS)}, got {str(value)[:60]!r}")
+        expected = f"{list(DEFAULT_SEATS)} or {list(ALL_SEATS)}"
+        raise Refused(f"directors: expected {expected}, got {str(value)[:60]!r}")
     return tuple(value)
 
 
