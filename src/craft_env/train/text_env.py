@@ -125,6 +125,15 @@ def text_settings(
     )
 
 
+def check_replies(replies: list[str | None], done: list[bool]) -> None:
+    """``ValueError`` unless ``replies`` holds one reply per game, text for each game still playing."""
+    if len(replies) != len(done):
+        raise ValueError(f"replies: expected {len(done)} (one per game), got {len(replies)}")
+    for ended, reply in zip(done, replies):
+        if not ended and not isinstance(reply, str):
+            raise ValueError(f"replies: expected text for every game still playing, got {type(reply).__name__}")
+
+
 class _Slot:
     """One game: its task on the loop, the learner's client, the recorder, and the signal that it waits."""
 
@@ -264,12 +273,7 @@ class BatchedTextEnv:
     ) -> tuple[list[Messages | None], list[dict[str, Any]]]:
         """Start every game; ``seed`` is one seed per game, or the first of ``seed, seed + 1, ...``."""
         self._check_open("reset")
-        seeds = self._seeds(seed)
-        structures = list(structure) if isinstance(structure, (list, tuple)) else [structure] * self.num_envs
-        if len(structures) != self.num_envs:
-            raise ValueError(f"structure: expected {self.num_envs} (one per game), got {len(structures)}")
-        run = whole_number("run", run, 1, MAX_RUNS)
-        specs = [self._spec(s, index, run) for s, index in zip(seeds, structures)]
+        specs = self.games(seed, structure, run)
         for slot, spec in zip(self._slots, specs):
             self._start(slot, spec)
         self._settle(self._slots)
@@ -281,19 +285,24 @@ class BatchedTextEnv:
             infos.append(info)
         return observations, infos
 
+    def games(
+        self, seed: int | list[int] = 0, structure: int | list[int | None] | None = None, run: int = 1
+    ) -> list[GameSpec]:
+        """The games ``reset(seed, structure, run)`` starts, its arguments checked (``ValueError``)."""
+        seeds = self._seeds(seed)
+        structures = list(structure) if isinstance(structure, (list, tuple)) else [structure] * self.num_envs
+        if len(structures) != self.num_envs:
+            raise ValueError(f"structure: expected {self.num_envs} (one per game), got {len(structures)}")
+        run = whole_number("run", run, 1, MAX_RUNS)
+        return [self._spec(s, index, run) for s, index in zip(seeds, structures)]
+
     def step(
         self, replies: list[str | None]
     ) -> tuple[list[Messages | None], list[float], list[bool], list[bool], list[dict[str, Any]]]:
         """Answer every waiting game (ended games take ``None``); play on until each waits again."""
         self._check_open("step")
-        if len(replies) != self.num_envs:
-            raise ValueError(f"replies: expected {self.num_envs} (one per game), got {len(replies)}")
+        check_replies(replies, self.done)
         active = [slot for slot in self._slots if not slot.done]
-        for slot, reply in zip(self._slots, replies):
-            if not slot.done and not isinstance(reply, str):
-                raise ValueError(
-                    f"replies: expected text for every game still playing, got {type(reply).__name__}"
-                )
         for slot, reply in zip(self._slots, replies):
             if not slot.done:
                 slot.ready = self._loop.create_future()
@@ -448,14 +457,25 @@ def text_env(
     protocol: str = "craft",
     oracle_n: int = 5,
     num_envs: int | None = None,
+    workers: int | None = None,
     **options: Any,
 ) -> TextEnv | BatchedTextEnv:
     """A text environment for ``seat`` (``TextEnv``; with ``num_envs``, ``BatchedTextEnv``).
 
     ``others`` plays every other seat: ``scripted`` (default), ``random`` or
     a litellm model (``openai/gpt-4o-mini``). ``oracle_n`` candidates are
-    shown to the builder (0: none). Further keywords: the module docstring.
+    shown to the builder (0: none). ``workers=K`` (with ``num_envs``) plays
+    the games in K processes, stepped with one call (``train.workers``).
+    Further keywords: the module docstring.
     """
+    if workers is not None:
+        if num_envs is None:
+            raise ValueError("workers: needs num_envs (the games to deal out among the workers)")
+        from craft_env.train.workers import ProcessTextEnv  # it imports this module
+
+        return ProcessTextEnv(
+            num_envs, workers, seat=seat, others=others, protocol=protocol, oracle_n=oracle_n, **options
+        )
     if num_envs is None:
         return TextEnv(seat=seat, others=others, protocol=protocol, oracle_n=oracle_n, **options)
     return BatchedTextEnv(num_envs, seat=seat, others=others, protocol=protocol, oracle_n=oracle_n, **options)

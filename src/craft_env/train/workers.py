@@ -1,0 +1,247 @@
+"""``text_env(..., num_envs=B, workers=K)``: the B games stepped in K processes with one call.
+
+The games are dealt out in K contiguous shares (the first ``B % K`` workers
+take one more); each worker process holds a ``BatchedTextEnv`` of its share
+and talks to the caller over a pipe of its own. ``reset`` and ``step``
+send every worker its part, then gather the answers in game order, so the
+workers play at the same time and the result is what one
+``BatchedTextEnv`` of the B games returns (each game depends only on its
+seed, structure and replies).
+
+Arguments are checked here, before any worker is told anything, with the
+same checks and messages as ``BatchedTextEnv`` (a local one, which plays
+nothing, does the checking). A worker that dies (killed, out of memory, a
+crash of the interpreter) makes the call raise ``WorkerError`` naming the
+worker and the games it held, as soon as its process has ended: the wait
+is on the pipe and on the process together, never on the pipe alone. An
+error raised inside a worker comes back as the same ``ValueError`` or as
+``WorkerError`` with its text. After a ``WorkerError`` the environment
+only closes. ``close()`` asks every worker to stop, waits for it
+(``JOIN_SECONDS``), ends any that does not, and may be called more than once.
+
+Workers are started with ``spawn`` (fresh interpreters: nothing of the
+caller's state, threads or event loops is inherited), which takes a second
+or two each; the start is paid once per environment, not per step.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import traceback
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from craft_env.eval.run.settings import RunSettings
+from craft_env.train.text_env import BatchedTextEnv, Messages, check_replies, whole_number
+
+#: Seconds ``close()`` waits for a worker to stop before it ends the process.
+JOIN_SECONDS = 30.0
+#: Seconds a call waits for a worker's answer; a worker silent that long is taken as hung and ended.
+RECEIVE_SECONDS = 3600.0
+
+
+class WorkerError(RuntimeError):
+    """A worker process died, or failed in a way its caller cannot act on; names the games it held."""
+
+
+def _serve(conn: Connection, num_envs: int, options: dict[str, Any]) -> None:
+    """A worker's loop: build the env, answer ``(command, arguments)`` until ``close``."""
+    try:
+        env = BatchedTextEnv(num_envs, **options)
+    except Exception as error:  # reported to the caller, who raises it
+        conn.send(("error", type(error).__name__, str(error)))
+        return
+    conn.send(("ok", None, env.done))
+    try:
+        while True:
+            command, arguments = conn.recv()
+            if command == "close":
+                env.close()
+                conn.send(("ok", None, []))
+                return
+            try:
+                result = getattr(env, command)(*arguments)
+            except ValueError as error:
+                conn.send(("error", "ValueError", str(error)))
+            except Exception as error:
+                conn.send(("error", type(error).__name__, "".join(traceback.format_exception(error))))
+            else:
+                conn.send(("ok", result, env.done))
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):  # the caller went away
+        env.close()
+
+
+class _Worker:
+    """One worker process, its end of the pipe and the games it holds (``first .. first + count``)."""
+
+    def __init__(self, context: Any, number: int, first: int, count: int, options: dict[str, Any]) -> None:
+        self.number, self.first, self.count = number, first, count
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=_serve, args=(child, count, options), name=f"text_env-worker-{number}", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.games = "no game yet"
+
+    def send(self, message: Any) -> None:
+        try:
+            self.conn.send(message)
+        except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+            raise self.died() from None
+
+    def receive(self) -> tuple[Any, list[bool]]:
+        """``(answer, which of its games have ended)``; ``WorkerError`` (naming its games) when the
+        process ends first or stays silent for ``RECEIVE_SECONDS``."""
+        ready = wait([self.conn, self.process.sentinel], timeout=RECEIVE_SECONDS)
+        if self.conn in ready:
+            try:
+                status, *payload = self.conn.recv()
+            except (EOFError, ConnectionResetError, OSError):
+                raise self.died() from None
+            if status == "ok":
+                return payload[0], payload[1]
+            kind, message = payload
+            if kind == "ValueError":
+                raise ValueError(message)
+            raise WorkerError(f"text_env worker {self.number} ({self.games}) failed: {kind}: {message}")
+        if not ready:
+            self.process.kill()
+            self.process.join()
+            raise WorkerError(
+                f"text_env worker {self.number} (pid {self.process.pid}) sent nothing for "
+                f"{RECEIVE_SECONDS:.0f} s while playing {self.games}; it was ended"
+            )
+        raise self.died()
+
+    def died(self) -> WorkerError:
+        self.process.join(timeout=JOIN_SECONDS)
+        code = self.process.exitcode
+        how = f"exit code {code}" if code is None or code >= 0 else f"signal {-code}"
+        return WorkerError(
+            f"text_env worker {self.number} (pid {self.process.pid}) died ({how}) while playing {self.games}"
+        )
+
+    def close(self) -> None:
+        if self.process.is_alive():
+            try:
+                self.conn.send(("close", ()))
+                if self.conn.poll(JOIN_SECONDS):
+                    self.conn.recv()
+            except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
+                pass
+            self.process.join(timeout=JOIN_SECONDS)
+            if self.process.is_alive():
+                self.process.kill()
+        self.process.join()
+        self.conn.close()
+
+
+class ProcessTextEnv:
+    """``num_envs`` games of one seat in ``workers`` processes, stepped together (module docstring).
+
+    The same interface as ``BatchedTextEnv``: ``reset``, ``step``, ``done``,
+    ``close``, ``seat``, ``settings``, ``num_envs``.
+    """
+
+    def __init__(self, num_envs: int, workers: int, **options: Any) -> None:
+        self._checker = BatchedTextEnv(num_envs, **options)  # checks every argument, plays nothing
+        self.num_envs = self._checker.num_envs
+        self.workers = whole_number("workers", workers, 1, self.num_envs, "an int (at most num_envs)")
+        self._done = [True] * self.num_envs
+        self._started = False
+        self._failed = False
+        context = multiprocessing.get_context("spawn")
+        share, extra = divmod(self.num_envs, self.workers)
+        self._workers: list[_Worker] = []
+        first = 0
+        try:
+            for number in range(self.workers):
+                count = share + (number < extra)
+                self._workers.append(_Worker(context, number, first, count, options))
+                first += count
+            for worker in self._workers:
+                worker.receive()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def seat(self) -> str:
+        return self._checker.seat
+
+    @property
+    def settings(self) -> RunSettings:
+        return self._checker.settings
+
+    @property
+    def done(self) -> list[bool]:
+        """Which games have ended (they take ``None`` as their reply until the next ``reset``)."""
+        return list(self._done)
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    def _check_usable(self, call: str) -> None:
+        self._checker._check_open(call)
+        if self._failed:
+            raise ValueError(f"{call}: a worker of this environment failed; close it and make a new one")
+
+    def _call(self, command: str, parts: list[tuple]) -> list[Any]:
+        """Send each worker its part, then gather the answers in worker order (and which games ended)."""
+        try:
+            for worker, arguments in zip(self._workers, parts):
+                worker.send((command, arguments))
+            answers = [worker.receive() for worker in self._workers]
+        except (WorkerError, ValueError):  # a worker died, or refused what was checked here: states differ
+            self._failed = True
+            raise
+        self._done = [ended for _, done in answers for ended in done]
+        return [answer for answer, _ in answers]
+
+    def reset(
+        self, seed: int | list[int] = 0, structure: int | list[int | None] | None = None, run: int = 1
+    ) -> tuple[list[Messages | None], list[dict[str, Any]]]:
+        """Start every game (``BatchedTextEnv.reset``)."""
+        self._check_usable("reset")
+        specs = self._checker.games(seed, structure, run)
+        parts = []
+        for worker in self._workers:
+            share = specs[worker.first : worker.first + worker.count]
+            worker.games = ", ".join(f"{spec.structure_id} (seed {spec.seed})" for spec in share)
+            parts.append(([spec.seed for spec in share], [spec.index for spec in share], share[0].run))
+        answers = self._call("reset", parts)
+        observations = [o for answer in answers for o in answer[0]]
+        infos = [i for answer in answers for i in answer[1]]
+        self._started = True
+        return observations, infos
+
+    def step(
+        self, replies: list[str | None]
+    ) -> tuple[list[Messages | None], list[float], list[bool], list[bool], list[dict[str, Any]]]:
+        """Answer every waiting game and play on until each waits again (``BatchedTextEnv.step``)."""
+        self._check_usable("step")
+        if not self._started:
+            raise ValueError("step: no game yet; call reset() first")
+        check_replies(replies, self._done)
+        replies = list(replies)
+        parts = [(replies[w.first : w.first + w.count],) for w in self._workers]
+        answers = self._call("step", parts)
+        return tuple([value for answer in answers for value in answer[k]] for k in range(5))  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Stop every worker and wait for it (more than once is fine)."""
+        for worker in self._workers:
+            worker.close()
+        self._workers = []
+        self._checker.close()
+
+    def __enter__(self) -> ProcessTextEnv:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["JOIN_SECONDS", "RECEIVE_SECONDS", "ProcessTextEnv", "WorkerError"]

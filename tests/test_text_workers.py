@@ -1,0 +1,61 @@
+"""``text_env(num_envs=B, workers=K)``: the games in K processes give what one process gives, and a
+worker that dies is an error naming its games, never a hang (``craft_env.train.workers``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+import craft_env
+from craft_env.train.workers import WorkerError
+from speed_reference import builder_reply, digest
+
+
+def play(env, seed: int) -> str:
+    """Digest of every reset and step of the env's games, the builder replying as the reference does."""
+    observations, infos = env.reset(seed=seed)
+    steps, turn = [[observations, infos]], 0
+    while any(o is not None for o in observations):
+        result = env.step([None if o is None else builder_reply(o, turn) for o in observations])
+        steps.append(list(result))
+        observations, turn = result[0], turn + 1
+    return digest(steps)
+
+
+def test_workers_play_what_one_process_plays_and_a_dead_worker_names_its_games():
+    options = {"num_envs": 3, "max_turns": 3}
+    with craft_env.text_env(**options) as env:
+        expected = play(env, 11)
+    env = craft_env.text_env(workers=2, **options)
+    processes = [worker.process for worker in env._workers]
+    try:
+        assert play(env, 11) == expected
+        assert env.done == [True, True, True]
+        env.reset(seed=40)
+        os.kill(env._workers[1].process.pid, signal.SIGKILL)  # worker 1 holds the games of seeds 42
+        died = r"worker 1 .* died \(signal 9\) while playing structure_\d+ \(seed 42\)"
+        with pytest.raises(WorkerError, match=died):
+            env.step(["MOVE: pass"] * 3)
+        with pytest.raises(ValueError, match="a worker of this environment failed"):
+            env.step(["MOVE: pass"] * 3)
+    finally:
+        env.close()
+    env.close()
+    assert len(processes) == 2 and all(process.exitcode is not None for process in processes)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"workers": 2}, "workers: needs num_envs"),
+        ({"num_envs": 2, "workers": 0}, "workers: expected an int"),
+        ({"num_envs": 2, "workers": 3}, "workers: expected an int"),
+        ({"num_envs": 2, "workers": True}, "workers: expected an int"),
+        ({"num_envs": 2, "workers": 2, "seat": "D9"}, "seat: expected one of"),
+    ],
+)
+def test_bad_worker_arguments_fail_before_any_process_starts(options, message):
+    with pytest.raises(ValueError, match=message):
+        craft_env.text_env(**options)
