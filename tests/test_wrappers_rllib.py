@@ -58,7 +58,7 @@ def test_separate_policies_give_every_agent_its_module():
 
 
 def test_config_errors_name_the_field():
-    with pytest.raises(ValueError, match="num_env_runners: expected an int >= 0, got -1"):
+    with pytest.raises(ValueError, match="num_env_runners: expected an int from 0 to 1,024, got -1"):
         craft_rllib.ppo_config(num_env_runners=-1)
     with pytest.raises(ValueError, match="num_envs_per_env_runner"):
         craft_rllib.ppo_config(num_envs_per_env_runner=0)

@@ -36,7 +36,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
+import operator
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -58,6 +61,14 @@ ENV_NAME = "craft_v0"
 #: The module ids under a shared director policy.
 DIRECTOR_MODULE, BUILDER_MODULE = "director", "builder"
 _log = logging.getLogger("craft_env")
+#: Bounds of ``ppo_config``'s numbers (beyond them a run fails late, inside RLlib, or exhausts memory).
+MAX_RUNNERS = 1_024
+MAX_BATCH = 10_000_000
+MAX_EPOCHS = 1_000
+MAX_LAYERS, MAX_WIDTH = 16, 16_384
+MAX_THREADS = 1_024
+#: RLlib seeds numpy with ``seed + worker index`` (+ 10**6 for evaluation), and numpy takes 32 bits.
+MAX_SEED = 2**31 - 1
 
 
 def _rllib_keys(observation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -171,6 +182,70 @@ def set_torch_threads(algorithm: Any = None, *, threads: int, **kwargs: Any) -> 
         torch.set_num_threads(threads)
 
 
+def _int_or_none(value: object, low: int, high: int) -> int | None:
+    """``value`` as an int in ``low..high`` (any integer type, not a bool), else ``None``."""
+    try:
+        number = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        return None
+    return number if number is not None and low <= number <= high else None
+
+
+def _int_in(name: str, value: object, low: int, high: int) -> int:
+    """``value`` as an int in ``low..high``; ``ValueError`` naming ``name`` and the range otherwise."""
+    number = _int_or_none(value, low, high)
+    if number is None:
+        raise ValueError(f"{name}: expected an int from {low:,} to {high:,}, got {value!r}")
+    return number
+
+
+def check_ppo_arguments(
+    num_env_runners: object,
+    num_envs_per_env_runner: object,
+    shared_policy: object,
+    env_config: object,
+    train_batch_size: object,
+    minibatch_size: object,
+    num_epochs: object,
+    lr: object,
+    hidden: object,
+    torch_threads: object,
+    seed: object,
+) -> None:
+    """``ppo_config``'s arguments, each checked before anything is built; ``ValueError`` naming the first
+    bad one and its range (RLlib would fail late and elsewhere, or train silently on ``lr=nan``)."""
+    _int_in("num_env_runners", num_env_runners, 0, MAX_RUNNERS)
+    _int_in("num_envs_per_env_runner", num_envs_per_env_runner, 1, MAX_RUNNERS)
+    if not isinstance(shared_policy, bool):
+        raise ValueError(f"shared_policy: expected True or False, got {shared_policy!r}")
+    if env_config is not None and not isinstance(env_config, Mapping):
+        raise ValueError(f"env_config: expected None or a dict of parallel_env() options, got {env_config!r}")
+    batch = _int_in("train_batch_size", train_batch_size, 1, MAX_BATCH)
+    _int_in("minibatch_size", minibatch_size, 1, batch)
+    _int_in("num_epochs", num_epochs, 1, MAX_EPOCHS)
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (math.isfinite(lr) and 0 < lr <= 1):
+        raise ValueError(f"lr: expected a finite number above 0, at most 1, got {lr!r}")
+    layers = isinstance(hidden, (tuple, list)) and 1 <= len(hidden) <= MAX_LAYERS
+    if not layers or any(_int_or_none(width, 1, MAX_WIDTH) is None for width in hidden):
+        raise ValueError(
+            f"hidden: expected 1 to {MAX_LAYERS} layer widths, each an int from 1 to {MAX_WIDTH:,} "
+            f"(like (128, 128)), got {hidden!r}"
+        )
+    if torch_threads is not None:
+        _int_in("torch_threads", torch_threads, 1, MAX_THREADS)
+    if seed is not None:
+        _int_in("seed", seed, 0, MAX_SEED)
+
+
+def _omp_threads() -> int:
+    """``OMP_NUM_THREADS`` as torch's thread count, or 1 when it is unset (a bad value names the variable)."""
+    value = os.environ.get("OMP_NUM_THREADS") or "1"
+    threads = _int_or_none(int(value), 1, MAX_THREADS) if value.strip().isdigit() else None
+    if threads is None:
+        raise ValueError(f"OMP_NUM_THREADS: expected an int from 1 to {MAX_THREADS:,}, got {value!r}")
+    return threads
+
+
 def ppo_config(
     num_env_runners: int = 0,
     num_envs_per_env_runner: int = 1,
@@ -193,14 +268,14 @@ def ppo_config(
     over them. ``torch_threads``: torch's threads in the algorithm's process
     (default ``OMP_NUM_THREADS``, else 1; see the module docstring).
     Change anything else on the returned config (``.training(...)``, ...).
+    Every argument is checked first (``check_ppo_arguments``): a bad one is a
+    ``ValueError`` naming it and its range, before Ray or RLlib is touched.
     """
-    for field, value, least in (("num_env_runners", num_env_runners, 0),
-                                ("num_envs_per_env_runner", num_envs_per_env_runner, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ValueError(f"{field}: expected an int >= {least}, got {value!r}")
+    check_ppo_arguments(num_env_runners, num_envs_per_env_runner, shared_policy, env_config, train_batch_size,
+                        minibatch_size, num_epochs, lr, hidden, torch_threads, seed)
     env_config = dict(env_config or {})
     probe = CraftMultiAgentEnv(env_config)
-    threads = torch_threads or int(os.environ.get("OMP_NUM_THREADS") or 1)
+    threads = torch_threads or _omp_threads()
     agents = probe.possible_agents
     mapping = shared_mapping if shared_policy else separate_mapping
     modules = {}
