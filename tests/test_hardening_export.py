@@ -140,6 +140,10 @@ FAULTS = {
     ),
     "followed as number": (_field(lambda r: r["builder"].update(followed=5)), "builder.followed"),
     "progress as text": (_field(lambda r: r["progress_data"].update(progress="x")), "progress_data.progress"),
+    "replay departs": (
+        _field(lambda r: r["progress_data"].update(progress=r["progress_data"]["progress"] + 0.5)),
+        "the replay differs from the log in progress_data",
+    ),
 }
 
 

@@ -48,6 +48,7 @@ from craft_env.models.cache import cache_key
 from craft_env.models.jsonl import read_jsonl
 from craft_env.text.replies import split_think
 from craft_env.train.clients import BUILDER, Call, ScriptedClient
+from craft_env.train.logged import LogFault
 from craft_env.train.recorder import TurnRecorder
 
 #: Fields of a turn record the replay must reproduce.
@@ -202,9 +203,10 @@ def _check_turns(run: LoggedRun, game: GameLog, replayed: list[dict[str, Any]]) 
     for logged, again in zip(game.turns, replayed):
         for name in CHECKED_FIELDS:
             if logged.get(name) != again.get(name):
-                raise ValueError(
+                raise LogFault(
                     f"{_where(run, game, logged['turn_number'])}: the replay differs from the log in {name}: "
-                    f"logged {logged.get(name)!r}, replayed {again.get(name)!r}"
+                    f"logged {logged.get(name)!r}, replayed {again.get(name)!r}",
+                    logged["turn_number"],
                 )
 
 
