@@ -44,6 +44,9 @@ def page(tmp_path_factory) -> tuple[Path, dict]:
     config = json.loads((root / "random" / "config.json").read_text())
     config["director_model"] = HOSTILE_MODEL
     (root / "random" / "config.json").write_text(json.dumps(config))
+    summary = json.loads((root / "random" / "run_1" / "summary.json").read_text())  # runs must agree to pool
+    summary["director_model"] = HOSTILE_MODEL
+    (root / "random" / "run_1" / "summary.json").write_text(json.dumps(summary))
     log = root / "random" / "run_1" / "log.jsonl"
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     for line in lines:
