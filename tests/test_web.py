@@ -32,8 +32,10 @@ from craft_env.web.http import MAX_BODY, MAX_LINE
 
 from web_client import Served
 
-PUBLIC_KEYS = {"id", "title", "status", "error", "game", "games", "turn", "max_turns", "acting", "late", "seats",
-               "labels", "results", "version"}
+PUBLIC_KEYS = {
+    "id", "title", "status", "error", "game", "games", "turn", "max_turns", "acting", "late", "seats",
+    "labels", "results", "version",
+}
 PEOPLE = {"D1": "person", "D2": "person", "D3": "person", "builder": "person"}
 
 
@@ -51,7 +53,7 @@ def run_dir_of(served: Served, game_id: str) -> Path:
 def play(served: Served, created: dict, director=None, builder=None, until=None) -> str:
     """Play the people's seats of a game through the API until it ends (or ``until(public)`` holds): each
     person's state is read (and kept in ``served.sent``) before it acts. Returns the game's status."""
-    director = director or (lambda frame: {"intent": frame["options"][min(1, len(frame["options"]) - 1)]["id"]})
+    director = director or (lambda frame: {"intent": frame["options"][-1]["id"]})
     builder = builder or (lambda frame: {"candidate": 1} if frame["candidates"] else {"pass": True})
     tokens, spectator = created["tokens"], created["spectator"]
     version = -1
@@ -102,7 +104,8 @@ def observations(out: Path) -> tuple[dict, object]:
             env.step(None)
             continue
         seat = u.seat_of.get(agent, "builder")
-        candidates = [format_move(m) for m in u.candidates] if seat == "builder" and u.candidates is not None else []
+        offered = u.candidates if seat == "builder" and u.candidates is not None else []
+        candidates = [format_move(m) for m in offered]
         seen[(seat, u.turn + 1)].append((env.observe(agent), board_boxes(u.board), candidates))
         env.step(replies[seat].pop(0))
     return seen, spec.structure
@@ -115,7 +118,8 @@ def check_frame(frame: dict, seat: str, seen: dict, walls: dict, full_board: boo
     assert matches, f"{seat} turn {frame['turn']}: the frame's text is no observation of the seat"
     obs, board, candidates = matches[0]
     for entry in frame["conversation"]:  # each line as the observation writes it, its turn and speaker too
-        assert describe_conversation([(f"turn {entry['turn']} {entry['speaker']}", entry["text"])]) in obs["text"]
+        line = describe_conversation([(f"turn {entry['turn']} {entry['speaker']}", entry["text"])])
+        assert line in obs["text"]
     if full_board:
         assert sorted(frame["board"]) == sorted(board) and frame["unseen"] == []
     if seat == "builder":
@@ -175,7 +179,8 @@ def test_the_server_binds_loopback_and_sends_its_policy(served):
     for path in ("/", "/play", "/assets/draw.js", "/assets/play.js", "/api/state"):
         status, headers, _ = served.raw("GET", path)
         policy = headers["Content-Security-Policy"]
-        assert "default-src 'none'" in policy and "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+        for rule in ("default-src 'none'", "script-src 'self'", "frame-ancestors 'none'"):
+            assert rule in policy
         assert headers["X-Content-Type-Options"] == "nosniff"
     status, headers, body = served.raw("GET", "/assets/draw.js")
     assert status == 200 and b"function craftDrawing" in body  # the replay page's drawing, served as it is
@@ -236,7 +241,8 @@ def test_malformed_requests_get_a_clear_refusal(served):
         status, answer = served.act(token, payload)
         assert status == expected and words in answer["error"], payload
     assert served.state(token)["your_turn"]  # every refusal leaves the turn open
-    assert served.act(token, {"message": "<script>alert(1)</script> put a small green block on my left column, bottom layer"})[0] == 200
+    hostile = "<script>alert(1)</script> put a small green block on my left column, bottom layer"
+    assert served.act(token, {"message": hostile})[0] == 200
     served.wait_game(created["id"])
     (turn,) = logged_turns(run_dir_of(served, created["id"]))
     said = {e["director"]: e["message"] for e in turn["director_responses"]}
@@ -266,7 +272,8 @@ def test_a_restarted_server_resumes_the_game_with_the_peoples_replies(tmp_path):
     created = first.create(structures=[0], turns=3, oracle_n=3, seats={"D2": "person", "builder": "person"})
     said = "put a small blue block on my right column, bottom layer"
     director = lambda frame: {"message": said}  # noqa: E731
-    play(first, created, director=director, until=lambda public: public["turn"] == 2 and public["acting"] == "builder")
+    in_turn_2 = lambda public: public["turn"] == 2 and public["acting"] == "builder"  # noqa: E731
+    play(first, created, director=director, until=in_turn_2)
     first.stop()  # as Ctrl-C: the game in play is cancelled, its turn 1 is in the log
     again = Served(root)
     try:
@@ -278,21 +285,26 @@ def test_a_restarted_server_resumes_the_game_with_the_peoples_replies(tmp_path):
     out = root / again.lobby.games[created["id"]].out.name
     (game,) = read_games(out / "run_1" / LOG_NAME).values()
     assert game.status == "done" and game.attempt == 2 and [t["turn_number"] for t in game.turns] == [1, 2, 3]
-    first_attempt = [r for r in read_jsonl(out / "run_1" / LOG_NAME) if r["kind"] == "turn" and r["attempt"] == 1]
+    records = read_jsonl(out / "run_1" / LOG_NAME)
+    first_attempt = [r for r in records if r["kind"] == "turn" and r["attempt"] == 1]
     assert len(first_attempt) == 1
     assert first_attempt[0]["move"] == game.turns[0]["move"]
-    assert all(e["message"] == said for t in game.turns for e in t["director_responses"] if e["director"] == "D2")
+    d2 = [e["message"] for t in game.turns for e in t["director_responses"] if e["director"] == "D2"]
+    assert d2 == [said] * 3
 
 
 def test_the_logs_read_like_any_run(served, tmp_path):
-    created = served.create(structures=[0, 2], turns=2, oracle_n=3, seats={"D1": "person", "builder": "person"},
-                            labels={"D1": "P07"})
+    created = served.create(
+        structures=[0, 2], turns=2, oracle_n=3, labels={"D1": "P07"},
+        seats={"D1": "person", "builder": "person"},
+    )
     assert play(served, created) == "done"
     out = run_dir_of(served, created["id"])
     config = json.loads((out / "config.json").read_text())
     assert config["seat_kinds"] == {"builder": "person", "D1": "person", "D2": "scripted", "D3": "scripted"}
     assert config["seat_labels"] == {"D1": "P07"}
-    assert (config["director_model"], config["builder_model"], config["person"]) == ("scripted", "person", "D1")
+    named = (config["director_model"], config["builder_model"], config["person"])
+    assert named == ("scripted", "person", "D1")
     assert main(["report", str(out), "--no-plots"]) == 0
     assert main(["replay", str(out), "-o", str(tmp_path / "replay.html")]) == 0
     assert main(["transcript", str(out), "--game", "0", "-o", str(tmp_path / "t.md")]) == 0
@@ -301,5 +313,6 @@ def test_the_logs_read_like_any_run(served, tmp_path):
     assert "person" in board
     for seat in ("builder", "D1"):
         assert main(["export", str(out), "--format", "sft", "--seat", seat, "-o", str(tmp_path / seat)]) == 0
-        rows = [json.loads(line) for f in sorted((tmp_path / seat).glob("*.jsonl")) for line in f.read_text().splitlines()]
+        files = sorted((tmp_path / seat).glob("*.jsonl"))
+        rows = [json.loads(line) for f in files for line in f.read_text().splitlines()]
         assert len(rows) == 4 and all(r["meta"]["model"] == "person" for r in rows), rows[:1]

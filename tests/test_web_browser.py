@@ -26,7 +26,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from web_client import Served
 
 WAIT = 30
-HOSTILE = "<img src=x onerror=\"window.__pwned=1\"> \x1b[31m put a small green block on my left column, bottom layer"
+HOSTILE = '<img src=x onerror="window.__pwned=1"> put a small green block on my left column, bottom layer'
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,8 @@ def _acting(served: Served, token: str) -> tuple[str, int, str]:
     for _ in range(200):
         state = served.state(token, wait=0)
         public = state["public"]
-        if public["status"] != "playing" or (public["acting"] and public["seats"][public["acting"]] == "person"):
+        person = public["acting"] and public["seats"][public["acting"]] == "person"
+        if public["status"] != "playing" or person:
             return public["acting"], public["turn"], public["status"]
         deadline_state = served.state(token, since=public["version"], wait=5)
     raise AssertionError(f"the game did not come to a person: {deadline_state}")
@@ -76,7 +77,7 @@ def test_four_people_play_a_whole_game(served, browser, tmp_path):
         title="four people", structures=[0], turns=2, oracle_n=3,
         seats={"D1": "person", "D2": "person", "D3": "person", "builder": "person"},
     )
-    windows = {seat: _open(browser, f"{served.url}/play#seat={token}") for seat, token in created["tokens"].items()}
+    windows = {seat: _open(browser, f"{served.url}/play#seat={t}") for seat, t in created["tokens"].items()}
     spectator = created["spectator"]
     messages = 0
     while True:
@@ -91,7 +92,7 @@ def test_four_people_play_a_whole_game(served, browser, tmp_path):
             browser.find_element(By.ID, "send-move").click()
         else:
             box = browser.find_element(By.ID, "message")
-            box.send_keys(HOSTILE if messages == 0 else "put a small red block on my middle column, bottom layer")
+            box.send_keys(HOSTILE if messages == 0 else "put a small red block on my middle column, layer 0")
             box.send_keys(Keys.ENTER)
             messages += 1
         WebDriverWait(browser, WAIT).until(lambda d: _body(d, "data-your-turn") == "0")
@@ -115,7 +116,7 @@ def test_four_people_play_a_whole_game(served, browser, tmp_path):
 
 
 def test_a_person_builds_by_keyboard_and_a_refresh_rejoins(served, browser):
-    created = served.create(title="keyboard", structures=[2], turns=3, oracle_n=3, seats={"builder": "person"})
+    created = served.create(title="keys", structures=[2], turns=3, oracle_n=3, seats={"builder": "person"})
     token = created["tokens"]["builder"]
     browser.switch_to.new_window("window")
     browser.get(f"{served.url}/play#seat={token}")

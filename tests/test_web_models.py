@@ -32,7 +32,9 @@ class Faulty(litellm.CustomLLM):
 
     def _answer(self, model):
         if model.endswith("refuse"):
-            raise litellm.AuthenticationError(message=f"bad key {SECRET}", llm_provider="webfault", model=model)
+            raise litellm.AuthenticationError(
+                message=f"bad key {SECRET}", llm_provider="webfault", model=model
+            )
         return litellm.ModelResponse(
             model=model, choices=[{"message": {"role": "assistant", "content": "I like turtles."}}],
             usage={"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
@@ -60,7 +62,8 @@ def _game(served: Served, game_id: str):
 
 
 def _everything_written(out) -> str:
-    return "".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
+    files = [p for p in out.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")]
+    return "".join(p.read_text(errors="replace") for p in files)
 
 
 def test_a_model_seats_fault_is_a_failed_turn_or_an_errored_game_and_the_server_goes_on(served):

@@ -1,4 +1,4 @@
-"""A ``craft-env serve`` server on loopback in a background thread, and a JSON client for it (tests/test_web*.py).
+"""A ``craft-env serve`` server on loopback in a background thread, and its JSON client (tests/test_web*.py).
 
 ``Served(root)`` starts ``web.serve.serve_async`` on a free port of
 127.0.0.1 in its own thread and event loop; ``call`` sends one request
@@ -43,7 +43,8 @@ class Served:
             self._stop = asyncio.Event()
 
             def ready(server, lobby) -> None:
-                self.port, self.host, self.lobby, self.organiser = server.port, server.host, lobby, lobby.organiser
+                self.port, self.host = server.port, server.host
+                self.lobby, self.organiser = lobby, lobby.organiser
                 self.ready.set()
 
             await serve_async(self.root, port=0, ready=ready, stop=self._stop, **self.options)

@@ -158,7 +158,7 @@ class GameSession:
         self.spectator = spectator
         self.created = created or time.strftime("%Y-%m-%dT%H:%M:%S%z")
         self.settings: RunSettings = setup.run_settings(str(out), api_base)
-        self.targets: list[Structure] = self.settings.load_structures()
+        self.targets: list[Structure] = self.settings.load_structures()  # a bad index fails here, by name
         self.redactor = Redactor()
         self.status = PLAYING
         self.error: str | None = None
@@ -304,6 +304,8 @@ class GameSession:
                 if known is not None and known.status in ("done", STOPPED, ERRORED):
                     self.results.append(_result(spec, known.status, known.marker or {}))
                     continue
+                self.frames.clear()  # a new structure: no seat keeps the last one's view
+                self.latest = None
                 recorded = recorded_replies(self.out, run, spec.index)
                 attempt = (known.attempts if known else 0) + 1
                 team = _Team(self, factories, recorded)

@@ -130,7 +130,8 @@ class GameSetup:
         return tuple(sorted({k for k in self.kinds.values() if "/" in k}))
 
     def run_settings(self, out: str, api_base: str | None = None) -> RunSettings:
-        """The ``RunSettings`` of the game's run directory ``out`` (one run, the structures in order)."""
+        """The ``RunSettings`` of the game's run directory ``out`` (one run, the structures in order); its
+        ``load_structures`` refuses an index outside the set, naming the field."""
         settings = RunSettings(
             out=out,
             structures=list(self.structures),
@@ -145,5 +146,4 @@ class GameSetup:
             api_base=api_base,
             **role_models(self.kinds),
         )
-        settings.load_structures()  # an index outside the set fails here, naming the field
         return settings
