@@ -385,3 +385,17 @@ def test_order_and_intervals_use_one_statistic():
     assert [p.key for p in placements] == ["b", "a"]
     assert placements[0].mean == pytest.approx(1.6 / 3) and placements[1].mean == pytest.approx(0.5)
     assert placements[0].to_next.diff == pytest.approx(1.6 / 3 - 0.5)
+
+
+def test_a_run_on_three_structures_is_shown_not_comparable_with_table1(entry_data, tmp_path, capsys):
+    data = json.loads(json.dumps(entry_data))
+    data["settings"]["condition"]["turns"] = 20  # the paper's condition: the published rows' group
+    data["group"]["condition"] = "oracle 5 · no tools · 20 turns"
+    path = _write(tmp_path / "three.entry.json", data)
+    out = tmp_path / "board.md"
+    assert main(["leaderboard", str(path), "--format", "md", "-o", str(out), *FAST]) == 0
+    rows = [line for line in out.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
+    ours = next(line for line in rows if line.split(" | ")[2] == "scripted")
+    assert ours.startswith("| 1 |") and "not comparable: " in ours and "3 of them the same" in ours
+    gemini = next(line for line in rows if line.split(" | ")[2] == "Gemini-3-Flash (published)")
+    assert gemini.startswith("| 1 |")
