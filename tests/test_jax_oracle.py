@@ -25,7 +25,7 @@ from conftest import board_pairs
 from hypothesis import given, settings
 from numba import njit
 
-from craft_env.core.encoding import action_table
+from craft_env.core.encoding import action_table, direction_between, large_value, small_value
 from craft_env.core.generator import generate_array
 from craft_env.core.oracle import distance_from_keep, fill_keep_levels, fill_optimal_mask
 from craft_env.core.rules import apply_action_inplace, fill_legal_mask
@@ -204,15 +204,13 @@ def staircase(n: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     keeps ``k`` layers: a chain through every layer.
     """
     snake = [i * n + (j if i % 2 == 0 else n - 1 - j) for i in range(n) for j in range(n)][: height + 1]
-    board = np.ones((n * n, height), np.int8)
+    board = np.full((n * n, height), small_value(0), np.int8)
     for k in range(height):
-        a, b = snake[k], snake[k + 1]
-        toward = {-n: 0, n: 1, -1: 2, 1: 3}
-        board[a, k] = 6 + 4 * 1 + toward[b - a]
-        board[b, k] = 6 + 4 * 1 + toward[a - b]
+        a, b = divmod(snake[k], n), divmod(snake[k + 1], n)
+        board[snake[k], k] = large_value(1, direction_between(a, b))
+        board[snake[k + 1], k] = large_value(1, direction_between(b, a))
     target = board.copy()
-    target[snake[0], 0] += 4
-    target[snake[1], 0] += 4
+    target[snake[:2], 0] += large_value(2, 0) - large_value(1, 0)  # the same block in another colour
     keep = np.full(n * n, height, np.int8)
     keep[snake[0]] = keep[snake[1]] = 0
     for k in range(1, height):
