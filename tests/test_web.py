@@ -13,14 +13,22 @@ export unchanged. The pages themselves are tested in a browser
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
+import subprocess
+import sys
+import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import craft_env
+from craft_env.agents.base import AgentContext
 from craft_env.cli import main
 from craft_env.eval.logs.games import LOG_NAME, read_games
 from craft_env.eval.replay.page import board_boxes, target_picture
@@ -28,7 +36,8 @@ from craft_env.eval.run.runner import env_options, game_specs, load_settings
 from craft_env.models.jsonl import read_jsonl
 from craft_env.text import describe_conversation, format_move
 from craft_env.web.frames import SEAT_KEYS
-from craft_env.web.http import MAX_BODY, MAX_LINE
+from craft_env.web.http import MAX_BODY, MAX_LINE, HttpError, read_request
+from craft_env.web.seats import Refused, person_reply, role_models
 
 from web_client import Served
 
@@ -316,3 +325,95 @@ def test_the_logs_read_like_any_run(served, tmp_path):
         files = sorted((tmp_path / seat).glob("*.jsonl"))
         rows = [json.loads(line) for f in files for line in f.read_text().splitlines()]
         assert len(rows) == 4 and all(r["meta"]["model"] == "person" for r in rows), rows[:1]
+
+
+S, P, R = "scripted", "person", "random"
+
+
+@pytest.mark.parametrize(
+    "directors, builder, fields",
+    [
+        ((P, P, P), P, (P, P, None)),
+        ((S, S, S), P, (S, P, None)),
+        ((P, "a/m", "a/m"), R, ("a/m", R, "D1")),
+        ((P, P, S), "a/m", ("person+scripted", "a/m", None)),
+        ((R, S, S), S, ("random+scripted", S, None)),
+    ],
+)
+def test_the_run_names_who_played_in_the_fields_the_readers_know(directors, builder, fields):
+    named = role_models({"builder": builder, **dict(zip(("D1", "D2", "D3"), directors))})
+    assert (named["director_model"], named["builder_model"], named["person"]) == fields
+
+
+def _context():
+    env = craft_env.env(message_mode="text", max_turns=3, oracle_n=3, text_observations=True)
+    env.reset(seed=3)
+    director = env.agent_selection
+    obs = env.observe(director)
+    u = env.unwrapped
+    make = lambda agent, seat, obs, cands: AgentContext(  # noqa: E731
+        agent=agent, seat=seat, observation=obs, board=u.board, conversation=(), turn=1, max_turns=3,
+        candidates=cands,
+    )
+    director_context = make(director, u.seat_of[director], obs, None)
+    return director_context, make("builder", None, env.observe("builder"), tuple(u.candidates or ()))
+
+
+CONTEXTS = _context()
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3),
+    max_leaves=8,
+)
+NAMES = st.sampled_from(["message", "intent", "move", "candidate", "pass", "x"])
+PAYLOADS = st.dictionaries(NAMES, JSON, max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(payload=PAYLOADS | JSON, strict=st.booleans())
+def test_any_json_from_a_person_is_a_reply_or_a_clear_refusal(payload, strict):
+    for context in CONTEXTS:
+        try:
+            person_reply(payload, context, strict)
+        except Refused as refusal:
+            assert str(refusal) and refusal.status in (400, 422)
+
+
+@settings(max_examples=100, deadline=None)
+@given(head=st.binary(max_size=300))
+def test_any_bytes_are_a_request_or_a_clear_refusal(head):
+    async def read():
+        reader = asyncio.StreamReader(limit=MAX_LINE)
+        reader.feed_data(head)
+        reader.feed_eof()
+        try:
+            await read_request(reader)
+        except HttpError as error:
+            assert 400 <= error.status < 600 and str(error)
+
+    asyncio.run(read())
+
+
+def test_the_command_serves_on_loopback_prints_the_link_and_stops_on_ctrl_c(tmp_path):
+    """``craft-env serve`` in its own process: the link it prints opens the lobby; SIGINT ends it cleanly."""
+    out = str(tmp_path / "games")
+    command = [sys.executable, "-m", "craft_env.cli", "serve", "--port", "0", "--out", out]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        link = ""
+        while "#organiser=" not in link:
+            link = process.stdout.readline()
+            assert link, process.stderr.read()
+        url, token = link.split("Organiser's page: ", 1)[1].strip().split("/#organiser=")
+        assert url.startswith("http://127.0.0.1:")
+        request = urllib.request.Request(url + "/api/options", headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert "person" in json.loads(response.read())["kinds"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "Stopped" in out
+    assert main(["serve", "--port", "70000", "--out", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
+

@@ -51,7 +51,11 @@ async def serve_async(
         await lobby.close()
 
 
-def serve(root: str | os.PathLike, say: Callable[[str], None] = print, **options) -> None:
+def _say(text: str) -> None:
+    print(text, flush=True)  # a supervisor or a pipe reads the organiser's link at once
+
+
+def serve(root: str | os.PathLike, say: Callable[[str], None] = _say, **options) -> None:
     """Blocking ``serve_async``; prints where the server listens and the organiser's link."""
 
     def ready(server: Server, lobby: Lobby) -> None:
@@ -60,7 +64,10 @@ def serve(root: str | os.PathLike, say: Callable[[str], None] = print, **options
         say(f"Organiser's page: {organiser_link(server.host, server.port, lobby.organiser)}")
         say("Stop with Ctrl-C; games in play resume when the server starts again.")
 
-    asyncio.run(serve_async(root, ready=ready, **options))
+    try:
+        asyncio.run(serve_async(root, ready=ready, **options))
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, which the command line turns into it) is how it stops
+        say("Stopped; the games in play resume when the server starts again.")
 
 
 def check_options(host: str, port: int, max_games: int, out: str) -> None:
