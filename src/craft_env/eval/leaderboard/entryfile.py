@@ -85,9 +85,8 @@ SHARES = ("progress", "completion", "position_accuracy", "iou")
 PER_TURN = ("failed", "removes", "removes_prescribed", "followed")
 #: The largest entry file read: a run directory of 1,000 runs of 20 structures writes about 8 MiB.
 MAX_ENTRY_BYTES = 16 * 2**20
-#: The most games one entry file may hold, and the turns of one game.
+#: The most games one entry file may hold (a game's turns are bounded as a run's: ``envs.config.MAX_TURNS``).
 MAX_ENTRY_GAMES = 100_000
-MAX_GAME_TURNS = 100_000
 #: The highest cost of one game in dollars, and the largest judge mean, that a file may state.
 MAX_COST = 1e9
 MAX_SCORE = 1e6
@@ -183,7 +182,7 @@ def write_entry(path: str | os.PathLike, output: str | os.PathLike) -> Entry:
 def _game(record: Any, k: int) -> tuple[GameResult, str | None]:
     where = f"games[{k}]."
     record = checked.mapping(record, f"games[{k}]")
-    turns = checked.count(record.get("turns"), where + "turns", MAX_GAME_TURNS)
+    turns = checked.count(record.get("turns"), where + "turns", MAX_TURNS)
     values: dict[str, Any] = {
         "structure": checked.text(record.get("structure"), where + "structure"),
         "index": checked.integer(record.get("index"), where + "index", 0, MAX_STRUCTURE_INDEX),

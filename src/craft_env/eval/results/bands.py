@@ -64,7 +64,10 @@ class Scores:
     """One entry's progress as the bands see it.
 
     ``by_structure`` maps a structure's name to the progress of each run on
-    it; ``None`` for an entry known only by its mean and SEM (a published row).
+    it; ``None`` for an entry known only by its mean and SEM (a published row),
+    which ``played`` may name the structures of. With ``by_structure`` the
+    bands score the entry from it (``level``), and ``mean`` and ``sem`` are
+    not used.
     """
 
     key: str
