@@ -14,6 +14,7 @@ import threading
 
 import pytest
 
+from craft_env.datasets import generate_structures, save_structures
 from craft_env.eval.logs.games import LOG_NAME, read_games
 from craft_env.models.llm import import_litellm
 
@@ -48,9 +49,17 @@ class Faulty(litellm.CustomLLM):
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def structures(tmp_path_factory):
+    """A small set of three structures, offered to the organiser by ``--dataset``."""
+    path = tmp_path_factory.mktemp("set") / "three.json"
+    save_structures(generate_structures(3, seed=11), path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, structures):
     install("webfault", Faulty())
-    server = Served(tmp_path_factory.mktemp("served") / "games", api_base=API_BASE)
+    server = Served(tmp_path_factory.mktemp("served") / "games", api_base=API_BASE, datasets=(structures,))
     yield server
     server.stop()
 
@@ -88,14 +97,15 @@ def test_a_model_seats_fault_is_a_failed_turn_or_an_errored_game_and_the_server_
     assert SECRET not in json.dumps(sent) and SECRET not in _everything_written(out)
 
 
-def test_fifty_concurrent_games_lose_nothing(served):
+def test_fifty_concurrent_games_lose_nothing(served, structures):
     kinds = [
         {"builder": "scripted/team"},
         {"D1": "scripted/team", "D2": "random", "builder": "scripted"},
         {"D2": "scripted/random", "builder": "random"},
     ]
     created = [
-        served.create(structures=[k % 20], turns=3, seed=k, seats=kinds[k % len(kinds)]) for k in range(GAMES)
+        served.create(dataset=structures, structures=[k % 3], turns=3, seed=k, seats=kinds[k % len(kinds)])
+        for k in range(GAMES)
     ]
     polled = []
 

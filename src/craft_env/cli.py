@@ -270,6 +270,8 @@ def _add_serve_parser(commands: Any) -> None:
     serve.add_argument("--model", action="append", default=[], metavar="MODEL",
                        help="a litellm model offered in the organiser's form (repeatable)")
     serve.add_argument("--max-games", type=int, default=500, help="games the server holds at most (default 500)")
+    serve.add_argument("--dataset", action="append", default=[], metavar="FILE",
+                       help="a structures file offered beside the bundled sets (repeatable)")
 
 
 def _add_replay_parsers(commands: Any) -> None:
@@ -500,11 +502,11 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from craft_env.web.serve import check_options, serve
+    from craft_env.web.serve import check_datasets, check_options, serve
 
     check_options(args.host, args.port, args.max_games, args.out)
     serve(args.out, host=args.host, port=args.port, api_base=args.api_base, models=tuple(args.model),
-          max_games=args.max_games)
+          max_games=args.max_games, datasets=check_datasets(tuple(args.dataset)))
     return 0
 
 

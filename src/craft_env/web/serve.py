@@ -11,10 +11,11 @@ import asyncio
 import os
 from typing import Callable
 
+from craft_env.datasets import load_dataset
 from craft_env.eval.logs.outputs import output_dir
 from craft_env.web.app import App
 from craft_env.web.http import Server
-from craft_env.web.lobby import DEFAULT_MAX_GAMES, Lobby
+from craft_env.web.lobby import DATASETS, DEFAULT_MAX_GAMES, Lobby
 
 DEFAULT_PORT = 8765
 
@@ -35,10 +36,12 @@ async def serve_async(
     max_connections: int = 256,
     ready: Callable[[Server, Lobby], None] | None = None,
     stop: asyncio.Event | None = None,
+    datasets: tuple[str, ...] = (),
 ) -> None:
     """Serve the games of ``root`` until ``stop`` is set (or the task is cancelled); ``ready`` is called
-    once the socket listens. Games in play are cancelled on the way out and resume at the next start."""
-    lobby = Lobby(root, api_base, max_games)
+    once the socket listens. ``datasets``: structures files offered beside the bundled sets. Games in play
+    are cancelled on the way out and resume at the next start."""
+    lobby = Lobby(root, api_base, max_games, (*DATASETS, *check_datasets(datasets)))
     server = Server(App(lobby, models), host, port, max_connections)
     await server.start()
     lobby.resume()
@@ -79,3 +82,12 @@ def check_options(host: str, port: int, max_games: int, out: str) -> None:
     if max_games < 1:
         raise ValueError(f"--max-games: expected at least 1, got {max_games}")
     output_dir(out, "--out")
+
+
+def check_datasets(files: tuple[str, ...]) -> tuple[str, ...]:
+    """Structures files for the organiser's form, as absolute paths; ``ValueError`` naming a bad one."""
+    found = []
+    for name in files:
+        load_dataset(name)  # unreadable, empty or not structures: refused here, naming the file
+        found.append(os.path.abspath(name))
+    return tuple(found)
