@@ -215,6 +215,7 @@ def test_the_server_refuses_to_start_exposed_without_a_token_or_with_bad_flags(m
     error = run_main(monkeypatch, capsys, ["--request-timeout", "nan"])
     assert "--request-timeout: expected seconds" in error
     assert "--port: expected 0 to 65,535" in run_main(monkeypatch, capsys, ["--port", "70000"])
+    assert "--max-sessions: expected 1 to 1,024" in run_main(monkeypatch, capsys, ["--max-sessions", "0"])
     assert "seat: expected one of builder" in run_main(monkeypatch, capsys, ["--seat", "D9"])
     assert server_module.is_loopback("::1") and server_module.is_loopback("127.0.0.2")
     assert not server_module.is_loopback("example.org") and not server_module.is_loopback("10.0.0.1")

@@ -81,6 +81,8 @@ OPEN_PATHS = frozenset({"/health"})
 #: Default bounds of ``craft_server``: open connections, and seconds to send a whole request.
 MAX_CONNECTIONS = 128
 REQUEST_TIMEOUT_S = 10.0
+#: The most concurrent games (``--max-sessions``): each holds a game, an event loop and a thread.
+MAX_SESSIONS = 1_024
 #: How often, at most, a kind of refusal is logged (with the count since its last line).
 NOTE_INTERVAL_S = 60.0
 #: The most connections taken from the listening socket at once (asyncio accepts up to the backlog per
@@ -410,8 +412,8 @@ def _check_args(args: argparse.Namespace, token: str | None) -> None:
     """The flags' ranges and the exposure rule (the module docstring); ``ValueError`` naming the flag."""
     if not 0 <= args.port <= 65_535:
         raise ValueError(f"--port: expected 0 to 65,535, got {args.port}")
-    if args.max_sessions < 1:
-        raise ValueError(f"--max-sessions: expected 1 or more, got {args.max_sessions}")
+    if not 1 <= args.max_sessions <= MAX_SESSIONS:
+        raise ValueError(f"--max-sessions: expected 1 to {MAX_SESSIONS:,}, got {args.max_sessions}")
     files = _file_limit()
     most = 1_000_000 if files is None else files // 2  # the other half: sessions, the games' loops, logs
     if not 1 <= args.max_connections <= most:
