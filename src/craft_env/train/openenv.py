@@ -49,12 +49,16 @@ import logging
 import math
 import os
 import re
-import resource
 import sys
 import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
+
+try:
+    import resource
+except ImportError:  # not on Windows, which has no limit of open files to read
+    resource = None
 
 import h11
 import uvicorn
@@ -143,6 +147,10 @@ class CraftObservation(Observation):
     error: str | None = Field(default=None, description="another seat's model call failed for good")
 
 
+class BadArgument(ValueError):
+    """A client's bad argument to ``reset`` or ``step`` (the text environment's ``ValueError``): HTTP 400."""
+
+
 class CraftEnvironment(Environment):
     """An OpenEnv environment over one ``TextEnv`` game per session."""
 
@@ -162,7 +170,10 @@ class CraftEnvironment(Environment):
         **kwargs: Any,
     ) -> CraftObservation:
         seed = 0 if seed is None else seed
-        messages, info = self.env.reset(seed=seed, structure=structure, run=run)
+        try:
+            messages, info = self.env.reset(seed=seed, structure=structure, run=run)
+        except ValueError as error:
+            raise BadArgument(str(error)) from None
         self._state = State(
             episode_id=episode_id or str(uuid.uuid4()),
             step_count=0,
@@ -175,11 +186,14 @@ class CraftEnvironment(Environment):
 
     def step(self, action: CraftAction, timeout_s: float | None = None, **kwargs: Any) -> CraftObservation:
         if not self.env.batch.started:
-            raise ValueError(
+            raise BadArgument(
                 "step: no game in this environment; each HTTP request gets a fresh one, "
                 "so play a game over the WebSocket session (/ws): reset, then step"
             )
-        messages, reward, terminated, truncated, info = self.env.step(action.reply)
+        try:
+            messages, reward, terminated, truncated, info = self.env.step(action.reply)
+        except ValueError as error:
+            raise BadArgument(str(error)) from None
         self._state.step_count += 1
         return CraftObservation(
             messages=messages or [],
@@ -251,7 +265,7 @@ class TokenCheck:
 
 
 async def _bad_request(request: Request, error: Exception) -> JSONResponse:
-    """A ``ValueError`` of the environment is the client's bad argument: 400 with its one line."""
+    """A ``BadArgument``: 400 with its one line."""
     return JSONResponse(status_code=400, content={"detail": str(error)})
 
 
@@ -269,7 +283,7 @@ def create_craft_app(max_concurrent_envs: int = 8, token: str | None = None, **o
         env_name=ENV_NAME,
         max_concurrent_envs=max_concurrent_envs,
     )
-    app.add_exception_handler(ValueError, _bad_request)
+    app.add_exception_handler(BadArgument, _bad_request)
     if token is not None:
         app.add_middleware(TokenCheck, token=token)
     return app
@@ -404,6 +418,8 @@ def is_loopback(host: str) -> bool:
 
 def _file_limit() -> int | None:
     """The files this process may open (``RLIMIT_NOFILE``'s soft limit), or ``None`` when unlimited."""
+    if resource is None:
+        return None
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return None if soft == resource.RLIM_INFINITY else soft
 
