@@ -52,7 +52,7 @@ CONFIGS = {
     "team-no-prior": {"prior": 0.0},
     "team-separate": {"share_directors": False},
     "directors+listener": {"builder": "listener"},
-    "scripted+builder": {"directors": "scripted", "prior": 0.0},
+    "scripted+builder": {"directors": "scripted"},
 }
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -75,7 +79,6 @@ def test_ppo_learns_the_mock_signalling_game_in_every_seed(mock_run):
     final = mock_run.curves["progress"][-1]
     assert final.shape == (2,)
     assert (final > 0.6).all(), final
-    assert mock_run.curves["prior"][-1][0] == 0.0  # the cold-start prior is gone by the end
 
 
 def test_save_and_load_give_back_every_parameter(mock_run, tmp_path):
@@ -89,3 +92,59 @@ def test_save_and_load_give_back_every_parameter(mock_run, tmp_path):
     checkpoint.save(other, mock_run.params, mock_run.cfg.replace(hidden=16), shapes)
     with pytest.raises(ValueError, match="parameter 'builder/h1/"):
         checkpoint.load(other)
+
+
+def load_cli():
+    """``examples/train_team.py`` as a module."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "train_team.py"
+    spec = importlib.util.spec_from_file_location("craft_train_team", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cli_refuses_bad_arguments_in_one_line_and_writes_nothing(tmp_path, capsys):
+    main = load_cli().main
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as raised:
+        main(["--preset", "ci", "--updates", "0", "--out", str(out)])
+    assert raised.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["train_team.py: error: --updates: must be a positive int, got 0"]
+    assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def ci_run(tmp_path_factory):
+    """``examples/train_team.py --preset ci``: about a minute of training on CPU, then the evaluation."""
+    out = tmp_path_factory.mktemp("team") / "ci"
+    assert load_cli().main(["--preset", "ci", "--out", str(out)]) == 0
+    return out, json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def test_ci_team_beats_the_random_team_on_the_held_out_structures(ci_run):
+    """Trained on generated targets, played on the bundled set: far above the random team."""
+    _, results = ci_run
+    rows = results["rows"]
+    team, random_team = rows["team seed 0"], rows["random team"]
+    assert team["progress"] > random_team["progress"] + 0.1, (team["progress"], random_team["progress"])
+    assert team["games"] == 200
+
+
+def test_ci_team_saved_loaded_and_evaluated_again_gives_the_same_games(ci_run):
+    from craft_env.jax.team.evaluate import LearnedPolicies, play
+    from craft_env.jax.team.game import intent_actions
+
+    out, results = ci_run
+    params, cfg, shapes, _ = checkpoint.load(out / "team")
+    policies = LearnedPolicies(checkpoint.seed_params(params, 0), cfg, shapes, intent_actions())
+    again = play("team seed 0", "learned", "learned", 10, policies, cfg.memory)
+    assert again.progress.tolist() == results["rows"]["team seed 0"]["per_game_progress"]
+    entry = craft_env_entry(out / "team-seed-0.entry.json")
+    assert entry.summary["progress"] == pytest.approx(results["rows"]["team seed 0"]["progress"])
+
+
+def craft_env_entry(path):
+    from craft_env.eval.leaderboard.entryfile import read_entry
+
+    return read_entry(path)

@@ -29,11 +29,15 @@ class TeamConfig:
     critic: str = "central"
     #: Memory: the intents of the last ``memory`` turns (every seat) are appended to every input.
     memory: int = 2
-    #: Cold start: the builder's logits get ``prior * [the move some director's intent names]``, the
-    #: intents' literal meaning, with ``prior`` going linearly from ``prior`` to 0 over the first
-    #: ``prior_fraction`` of the updates; the evaluated policy has no prior left.
+    #: Cold start: the builder's input holds the moves this turn's intents name (their literal meaning,
+    #: ``core.intents``), and its linear path starts with weight ``prior`` from each heard move to that
+    #: move's logit: it starts as a listener, and training may keep or unlearn it. 0: from nothing.
     prior: float = 4.0
-    prior_fraction: float = 0.5
+    #: And the directors' linear path starts as a literal speaker: weight ``speaker_prior`` from "my target
+    #: wall shows colour c at slot p, layer l" to the intent "place c at p, l" (a wide view to the large
+    #: block along the wall), and ``speaker_prior / 2`` on the no-op; the mask keeps only what can be
+    #: built now. 0: from nothing.
+    speaker_prior: float = 4.0
     #: The builder may not pass while training (a safe local optimum otherwise); it may at evaluation.
     mask_pass: bool = True
     num_envs: int = 256

@@ -8,8 +8,7 @@ team is played by the same policy functions it trained with (``team.policy``,
 jitted, greedy: argmax of the masked logits), on the numba game rather than
 the JAX one: the evaluation is also a check that both games agree. The
 learned builder plays under its training mask (``mask_pass``; as
-``examples/train_builder.py``'s evaluation does) and without the
-cold-start prior.
+``examples/train_builder.py``'s evaluation does).
 
 Seats:
 
@@ -87,8 +86,9 @@ def structure_names() -> tuple[str, ...]:
 class LearnedPolicies:
     """A trained team's greedy policies on numpy observations (jitted once per shape)."""
 
-    def __init__(self, params: dict, cfg: TeamConfig, shapes: pol.Shapes) -> None:
+    def __init__(self, params: dict, cfg: TeamConfig, shapes: pol.Shapes, meaning: np.ndarray) -> None:
         self.params, self.cfg, self.shapes = params, cfg, shapes
+        self.meaning = jnp.asarray(meaning, jnp.int32)
         self._directors = jax.jit(self._director_actions)
         self._builder = jax.jit(self._builder_actions)
 
@@ -97,9 +97,8 @@ class LearnedPolicies:
 
     def _builder_actions(self, params, obs, mask, memory):
         mask = pol.training_builder_mask(self.shapes, self.cfg, mask)
-        heard = jnp.zeros((*obs.shape[:-1], self.shapes.seats, self.shapes.num_actions))
-        x = pol.builder_inputs(obs, memory)
-        return jnp.argmax(pol.builder_logits(params, self.cfg, x, mask, heard, 0.0), -1)
+        x = pol.builder_inputs(obs, memory, pol.heard_moves(self.shapes, self.meaning, obs))
+        return jnp.argmax(pol.builder_logits(params, self.cfg, x, mask), -1)
 
     def directors(self, obs, mask, memory) -> np.ndarray:
         return np.asarray(self._directors(self.params, obs, mask, memory))
@@ -144,8 +143,12 @@ def _builder_move(env, kind, obs, memory, policies, meaning, rng):
 
 
 def play(name: str, directors: str, builder: str, seeds: int = 10, policies: LearnedPolicies | None = None,
-         memory_turns: int = 0, base_seed: int = EVAL_SEED) -> Games:
-    """Every bundled structure ``seeds`` times with the given seats; one episode per env."""
+         memory_turns: int = 0, base_seed: int = EVAL_SEED, watch=None) -> Games:
+    """Every bundled structure ``seeds`` times with the given seats; one episode per env.
+
+    ``watch(env, actions, playing)``, when given, sees every turn after the directors spoke and
+    before the builder's ``actions`` are played (``playing``: the envs still in their first episode).
+    """
     names = structure_names()
     env = craft_env.vector_env(len(names) * seeds, structures=list(range(len(names))), max_turns=MAX_TURNS,
                                copy=True)
@@ -162,6 +165,8 @@ def play(name: str, directors: str, builder: str, seeds: int = 10, policies: Lea
         obs, *_ = env.step_directors(_director_move(env, directors, obs, memory, policies, rng))
         spoken = obs["builder"]["observation"][:, shapes.intents_offset:shapes.intents_offset + shapes.memory_width]
         actions = _builder_move(env, builder, obs, memory, policies, meaning, rng)
+        if watch is not None:
+            watch(env, actions, ~finished)
         obs, _, terminated, truncated, info = env.step_builder(actions)
         done = terminated | truncated
         for key, column in COUNTED.items():

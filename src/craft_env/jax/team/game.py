@@ -13,7 +13,7 @@ The trainer needs, per env (it ``vmap``s over envs and seeds itself):
 
 ``world`` is the global state of ``vector_env().state()`` (``core.observation``), for the centralized
 critic. ``meaning[k, i]`` is the builder action intent ``i`` of seat ``k`` names (-1 for none;
-``core.intents``): the literal meaning the listener and the cold-start prior use.
+``core.intents``): the literal meaning the listener and the learned builder's input use.
 """
 
 from __future__ import annotations

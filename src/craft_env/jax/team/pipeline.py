@@ -10,6 +10,8 @@ import numpy as np
 from craft_env.jax.team import checkpoint, report
 from craft_env.jax.team.entry import write_team_entry
 from craft_env.jax.team.evaluate import LearnedPolicies, play
+from craft_env.jax.team.game import intent_actions
+from craft_env.jax.team.speech import HEADER as SPEECH_HEADER, SpeechLog
 from craft_env.jax.team.policy import Shapes
 
 #: Baseline rows: (name, directors, builder).
@@ -50,13 +52,27 @@ def row_name(config: str, seed: int, who: str) -> str:
     return f"{config} seed {seed}{who}"
 
 
-def learned_rows(name: str, params, cfg, seeds: int) -> list:
-    """The evaluation of every seed of one config: the learned team, and its directors with the listener."""
+def _speech_log() -> SpeechLog:
+    import craft_env
+
+    env = craft_env.vector_env(1)
+    return SpeechLog(env.seats, env.n, env.height)
+
+
+def learned_rows(name: str, params, cfg, seeds: int, speech: list[str]) -> list:
+    """The evaluation of every seed of one config: the learned team, and its directors with the listener.
+
+    What learned directors say is added to ``speech`` (``speech.SpeechLog`` rows).
+    """
     shapes = _shapes()
     rows = []
     for index, seed in enumerate(cfg.seeds):
-        policies = LearnedPolicies(checkpoint.seed_params(params, index), cfg, shapes)
-        rows.append(play(row_name(name, seed, ""), cfg.directors, cfg.builder, seeds, policies, cfg.memory))
+        policies = LearnedPolicies(checkpoint.seed_params(params, index), cfg, shapes, intent_actions())
+        log = _speech_log()
+        rows.append(play(row_name(name, seed, ""), cfg.directors, cfg.builder, seeds, policies, cfg.memory,
+                         watch=log.watch))
+        if cfg.directors == "learned":
+            speech.extend(log.table(row_name(name, seed, "")))
         if cfg.directors == "learned" and cfg.builder == "learned":
             rows.append(play(row_name(name, seed, " (directors) + listener"), "learned", "listener", seeds,
                              policies, cfg.memory))
@@ -67,12 +83,14 @@ def evaluate_all(teams: dict, out: Path, seeds: int, say: Callable[[str], None] 
                  entry_configs: tuple[str, ...] = ("team",)) -> list[str]:
     """Play every baseline and every saved seed; write ``table.md``, ``results.json`` and an entry file per
     seed of ``entry_configs`` (``<config>-seed<k>.entry.json``); return the table's lines."""
-    baselines = [play(name, d, b, seeds) for name, d, b in BASELINES]
+    log = _speech_log()
+    baselines = [play(name, d, b, seeds, watch=log.watch if d == "scripted" else None) for name, d, b in BASELINES]
+    speech = list(SPEECH_HEADER) + log.table("scripted + listener")
     say("baselines played")
     groups: dict[str, list] = {}
     rows = list(baselines)
     for name, (params, cfg) in teams.items():
-        played = learned_rows(name, params, cfg, seeds)
+        played = learned_rows(name, params, cfg, seeds, speech)
         rows.extend(played)
         groups[name] = [g for g in played if not g.name.endswith("+ listener")]
         listened = [g for g in played if g.name.endswith("+ listener")]
@@ -83,6 +101,7 @@ def evaluate_all(teams: dict, out: Path, seeds: int, say: Callable[[str], None] 
     reference = _reference(baselines, groups)
     lines = [f"Reference: {reference.name}", ""] + report.table(rows, reference) + [""] + report.seed_spread(groups)
     (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "speech.md").write_text("\n".join(speech) + "\n", encoding="utf-8")
     report.write_json(out / "results.json", {"reference": reference.name, "rows": report.results_json(rows, reference)})
     for name in entry_configs:
         for games in groups.get(name, []):

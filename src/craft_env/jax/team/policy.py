@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from craft_env.core.observation import VIEW_CHANNELS
 from craft_env.jax.team import networks as nets
 from craft_env.jax.team.config import TeamConfig
 
@@ -53,18 +54,45 @@ def init_params(key, shapes: Shapes, cfg: TeamConfig) -> dict:
     """Every network of the team (unused ones too, so every config has the same pytree layout)."""
     memory = cfg.memory * shapes.memory_width
     copies = 1 if cfg.share_directors else shapes.seats
-    fd, fb = shapes.director_dim + memory, shapes.builder_dim + memory
+    fd, fb = shapes.director_dim + memory, shapes.builder_dim + memory + shapes.num_actions
     keys = jax.random.split(key, 4)
-    params = {
-        "director": nets.init_stack(keys[0], copies, fd, cfg.hidden, shapes.num_intents, 0.01, wide=True),
-        "builder": nets.init_mlp(keys[1], fb, cfg.hidden, shapes.num_actions, 0.01, wide=True),
-    }
+    builder = nets.init_mlp(keys[1], fb, cfg.hidden, shapes.num_actions, 0.01, wide=True)
+    listening = jnp.eye(shapes.num_actions) * (cfg.prior / cfg.wide_scale)  # heard move -> its logit
+    builder["wide"] = builder["wide"].at[-shapes.num_actions:].set(listening)
+    director = nets.init_stack(keys[0], copies, fd, cfg.hidden, shapes.num_intents, 0.01, wide=True)
+    speaking = jnp.asarray(literal_speaker(shapes, fd)) * (cfg.speaker_prior / cfg.wide_scale)
+    director["wide"] = director["wide"] + speaking[None]
+    director["out"]["b"] = director["out"]["b"].at[:, 0].set(cfg.speaker_prior / 2)  # the no-op, when nothing fits
+    params = {"director": director, "builder": builder}
     if cfg.critic == "central":
         params["critic"] = nets.init_mlp(keys[2], shapes.state_dim + memory + 1, cfg.hidden, 1, 1.0, False)
     else:
         params["director_critic"] = nets.init_stack(keys[2], copies, fd, cfg.hidden, 1, 1.0, wide=False)
         params["builder_critic"] = nets.init_mlp(keys[3], fb, cfg.hidden, 1, 1.0, wide=False)
     return params
+
+
+def literal_speaker(shapes: Shapes, width: int) -> np.ndarray:
+    """float32 ``(width, I)``: the literal speaker's linear map from a director's input to its intents.
+
+    The wall view's one-hot of colour ``c`` at slot ``p``, layer ``l`` (``core.observation``: right after
+    the board) points to "place small ``c`` at ``p``, ``l``"; a wide one half to "place large ``c`` along
+    the wall" from ``p`` and half from ``p - 1`` (the neighbour's view decides which is the block's left
+    slot). Intent ids: ``core.intents``.
+    """
+    cells_layers = (shapes.num_intents - 1) // 16  # n * height
+    n = shapes.intents_offset // (cells_layers * 15)
+    height = cells_layers // n
+    out = np.zeros((width, shapes.num_intents), np.float32)
+    for p in range(n):
+        for level in range(height):
+            view = shapes.intents_offset + (p * height + level) * VIEW_CHANNELS
+            for colour in range(5):
+                out[view + 1 + 2 * colour, 1 + (p * height + level) * 5 + colour] = 1.0
+                for left in (p, p - 1):
+                    if 0 <= left < n - 1:
+                        out[view + 2 + 2 * colour, 1 + 5 * cells_layers + ((left * height + level) * 2) * 5 + colour] += 0.5
+    return out
 
 
 def spoken_block(shapes: Shapes, builder_obs: jnp.ndarray) -> jnp.ndarray:
@@ -95,8 +123,9 @@ def director_inputs(obs: jnp.ndarray, memory: jnp.ndarray) -> jnp.ndarray:
     return jnp.concatenate([obs, flat], axis=-1)
 
 
-def builder_inputs(obs: jnp.ndarray, memory: jnp.ndarray) -> jnp.ndarray:
-    return jnp.concatenate([obs, _flat(memory)], axis=-1)
+def builder_inputs(obs: jnp.ndarray, memory: jnp.ndarray, heard: jnp.ndarray) -> jnp.ndarray:
+    """The builder's observation, the memory and the moves this turn's intents name (``heard_moves``)."""
+    return jnp.concatenate([obs, _flat(memory), heard.sum(-2)], axis=-1)
 
 
 def director_logits(params: dict, cfg: TeamConfig, x: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
@@ -112,11 +141,8 @@ def heard_moves(shapes: Shapes, meaning: jnp.ndarray, builder_obs: jnp.ndarray) 
     return jax.nn.one_hot(jnp.where(said, action, 0), shapes.num_actions) * said[..., None]
 
 
-def builder_logits(params: dict, cfg: TeamConfig, x: jnp.ndarray, mask: jnp.ndarray, heard: jnp.ndarray,
-                   prior: jnp.ndarray) -> jnp.ndarray:
-    """The learned builder's logits, plus ``prior`` times the moves it heard (the cold-start prior)."""
-    logits = nets.mlp(params["builder"], x, cfg.wide_scale) + prior * heard.sum(-2)
-    return jnp.where(mask > 0, logits, nets.NEG)
+def builder_logits(params: dict, cfg: TeamConfig, x: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+    return jnp.where(mask > 0, nets.mlp(params["builder"], x, cfg.wide_scale), nets.NEG)
 
 
 def listener_logits(heard: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:

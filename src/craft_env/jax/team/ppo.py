@@ -67,12 +67,6 @@ def optimiser(cfg: TeamConfig) -> optax.GradientTransformation:
     return optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.lr, eps=1e-5))
 
 
-def prior_at(cfg: TeamConfig, update: jnp.ndarray) -> jnp.ndarray:
-    """The cold-start prior's weight at ``update``: linear from ``cfg.prior`` to 0 (config docstring)."""
-    span = max(1.0, cfg.prior_fraction * cfg.updates)
-    return cfg.prior * jnp.clip(1.0 - update / span, 0.0, 1.0)
-
-
 class Team:
     """A game, a config and the pure functions of one seed's training."""
 
@@ -111,19 +105,19 @@ class Team:
         intents = jax.random.categorical(key, logits)
         return intents, nets.log_prob_entropy(logits, intents)[0], value
 
-    def _builder_act(self, params, key, b_obs, b_mask, world, memory, prior):
+    def _builder_act(self, params, key, b_obs, b_mask, world, memory):
         cfg = self.cfg
-        x = pol.builder_inputs(b_obs, memory)
         heard = pol.heard_moves(self.shapes, self.meaning, b_obs)
+        x = pol.builder_inputs(b_obs, memory, heard)
         value = pol.builder_value(params, cfg, x, world, memory)
         if cfg.builder == "listener":
             logits = pol.listener_logits(heard, b_mask)
         else:
-            logits = pol.builder_logits(params, cfg, x, b_mask, heard, prior)
+            logits = pol.builder_logits(params, cfg, x, b_mask)
         action = jax.random.categorical(key, logits)
         return action, nets.log_prob_entropy(logits, action)[0], value, heard
 
-    def _turn(self, params, prior, carry, _):
+    def _turn(self, params, carry, _):
         env_state, memory, key = carry
         key, k_d, k_dstep, k_b, k_bstep = jax.random.split(key, 5)
         num = self.cfg.num_envs
@@ -132,7 +126,7 @@ class Team:
         env_state = self.v_step_directors(jax.random.split(k_dstep, num), env_state, intents)
         b_obs, b_mask, world_b = self.v_builder(env_state)
         b_mask = pol.training_builder_mask(self.shapes, self.cfg, b_mask)
-        action, b_logp, b_val, heard = self._builder_act(params, k_b, b_obs, b_mask, world_b, memory, prior)
+        action, b_logp, b_val, heard = self._builder_act(params, k_b, b_obs, b_mask, world_b, memory)
         env_state, reward, done, progress, completion = self.v_step_builder(
             jax.random.split(k_bstep, num), env_state, action)
         new_memory = pol.push_memory(memory, pol.spoken_block(self.shapes, b_obs), done)
@@ -143,10 +137,9 @@ class Team:
 
     def rollout(self, runner: Runner) -> tuple[Runner, Batch, jnp.ndarray]:
         """``rollout`` turns of every env; returns the runner, the batch and the last director values."""
-        prior = prior_at(self.cfg, runner.update)
         carry = (runner.env_state, runner.memory, runner.key)
         (env_state, memory, key), batch = jax.lax.scan(
-            lambda c, x: self._turn(runner.params, prior, c, x), carry, None, self.cfg.rollout)
+            lambda c, x: self._turn(runner.params, c, x), carry, None, self.cfg.rollout)
         d_obs, _, world = self.v_directors(env_state)
         x = pol.director_inputs(d_obs, memory)
         last = pol.director_values(runner.params, self.cfg, x, world, memory)
@@ -175,7 +168,7 @@ class Team:
         b_adv, b_ret = gae(batch.b_val, next_d.mean(-1), batch.reward, alive)
         return d_adv, d_ret, b_adv, b_ret
 
-    def loss(self, params, batch: Batch, d_adv, d_ret, b_adv, b_ret, prior):
+    def loss(self, params, batch: Batch, d_adv, d_ret, b_adv, b_ret):
         cfg = self.cfg
         metrics = {}
         total = 0.0
@@ -187,8 +180,8 @@ class Team:
             total = total + policy + cfg.value_coef * vloss - cfg.entropy * entropy
             metrics.update(director_entropy=entropy, director_value_loss=vloss)
         if cfg.builder == "learned":
-            x = pol.builder_inputs(batch.b_obs, batch.memory)
-            logits = pol.builder_logits(params, cfg, x, batch.b_mask, batch.b_heard, prior)
+            x = pol.builder_inputs(batch.b_obs, batch.memory, batch.b_heard)
+            logits = pol.builder_logits(params, cfg, x, batch.b_mask)
             values = pol.builder_value(params, cfg, x, batch.world_b, batch.memory)
             policy, vloss, entropy = _ppo_terms(cfg, logits, batch.b_act, batch.b_logp, b_adv, values, b_ret)
             total = total + policy + cfg.value_coef * vloss - cfg.entropy * entropy
@@ -200,7 +193,6 @@ class Team:
         cfg = self.cfg
         runner, batch, last = self.rollout(runner)
         d_adv, d_ret, b_adv, b_ret = self.advantages(batch, last)
-        prior = prior_at(cfg, runner.update)
         grad_fn = jax.value_and_grad(self.loss, has_aux=True)
         size = cfg.num_envs // cfg.minibatches
 
@@ -212,7 +204,7 @@ class Team:
                 params, opt_state = carry
                 take = lambda x: jnp.take(x, idx, axis=1)
                 parts = jax.tree_util.tree_map(take, (batch, d_adv, d_ret, b_adv, b_ret))
-                (_, metrics), grads = grad_fn(params, *parts, prior)
+                (_, metrics), grads = grad_fn(params, *parts)
                 updates, opt_state = self.tx.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), metrics
 
@@ -222,7 +214,7 @@ class Team:
         (params, opt_state), metrics = jax.lax.scan(
             epoch, (runner.params, runner.opt_state), jax.random.split(k_epochs, cfg.epochs))
         metrics = jax.tree_util.tree_map(jnp.mean, metrics)
-        metrics.update(_episode_metrics(batch), prior=prior)
+        metrics.update(_episode_metrics(batch))
         runner = runner._replace(params=params, opt_state=opt_state, key=key, update=runner.update + 1)
         return runner, metrics
 

@@ -22,7 +22,7 @@ from craft_env.jax.team.config import TeamConfig
 from craft_env.jax.team.ppo import Team
 
 log = logging.getLogger(__name__)
-CURVE_KEYS = ("progress", "completion", "completed", "episodes", "director_entropy", "builder_entropy", "prior")
+CURVE_KEYS = ("progress", "completion", "completed", "episodes", "director_entropy", "builder_entropy")
 
 
 @dataclass
@@ -85,4 +85,5 @@ def _curve_line(done: int, cfg: TeamConfig, curves, run: Run) -> str:
     progress = " ".join(f"{p:.3f}" for p in last["progress"])
     completed = " ".join(f"{c:.1%}" for c in last["completed"])
     return (f"update {done:>5}/{cfg.updates} turns {run.turns:>12,} {run.seconds:7.1f}s "
-            f"progress [{progress}] completed [{completed}] prior {float(last['prior'][0]):.2f}")
+            f"progress [{progress}] completed [{completed}] entropy d {float(last['director_entropy'][0]):.2f} "
+            f"b {float(last['builder_entropy'][0]):.2f}")
