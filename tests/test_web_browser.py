@@ -59,7 +59,7 @@ def _acting(served: Served, token: str) -> tuple[str, int, str]:
     for _ in range(200):
         state = served.state(token, wait=0)
         public = state["public"]
-        person = public["acting"] and public["seats"][public["acting"]] == "person"
+        person = public["acting"] and state["kinds"][public["acting"]] == "person"
         if public["status"] != "playing" or person:
             return public["acting"], public["turn"], public["status"]
         deadline_state = served.state(token, since=public["version"], wait=5)

@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from craft_env.core.views import BUILDER
 from craft_env.datasets import EVAL_SETS
 from craft_env.eval.run.runner import write_json
 from craft_env.eval.run.settings import DEFAULT_DATASET
@@ -175,12 +174,11 @@ class Lobby:
             public = session.public()
             rows.append({
                 **public,
+                **session.organiser(),
                 "created": session.created,
                 "out": session.out.name,
-                "kinds": dict(session.setup.kinds),
                 "tokens": dict(session.tokens),
                 "spectator": session.spectator,
                 "finished": public["status"] in (DONE, STOPPED, ERRORED),
-                "builder": session.setup.kinds[BUILDER],
             })
         return rows

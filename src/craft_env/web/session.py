@@ -342,7 +342,11 @@ class GameSession:
     # ------------------------------------------------------------------ what the pages are sent
 
     def public(self) -> dict[str, Any]:
-        """What every seat of the game may know: its state, whose turn it is, how each structure ended."""
+        """What every seat of the game may know: its state, whose turn it is, how each structure ended.
+
+        Not who plays the other seats (a person, an agent or a model): a study may keep that from its
+        participants; the organiser's view (``organiser``) has it.
+        """
         return {
             "id": self.id,
             "title": self.setup.title,
@@ -353,12 +357,13 @@ class GameSession:
             "turn": self.latest.turn if self.latest is not None else 0,
             "max_turns": self.setup.turns,
             "acting": self.acting,
-            "late": sorted(self.late),
-            "seats": {s: k if k in (PERSON, *BUILT_IN) else "model" for s, k in self.setup.kinds.items()},
-            "labels": dict(self.setup.labels),
             "results": list(self.results),
             "version": self.version,
         }
+
+    def organiser(self) -> dict[str, Any]:
+        """What the organiser's pages add to ``public``: every seat's kind and label, the late seats."""
+        return {"kinds": dict(self.setup.kinds), "labels": dict(self.setup.labels), "late": sorted(self.late)}
 
     def seat_state(self, seat: str) -> dict[str, Any]:
         """What the page of ``seat`` is sent: the public state and the seat's own frame."""
@@ -374,7 +379,7 @@ class GameSession:
         index = self.index if self.index is not None else self.setup.structures[0]
         return {
             "public": self.public(),
-            "kinds": dict(self.setup.kinds),
+            **self.organiser(),
             "frame": spectator_frame(self.targets[index], self.setup.directors, self.latest),
         }
 

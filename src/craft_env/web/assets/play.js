@@ -10,12 +10,12 @@
 
   function drawing(colours) { if (!draw) draw = craftDrawing(colours); return draw; }
 
-  function statusLine(pub, yourTurn, seat) {
+  function statusLine(pub, yourTurn, seat, late) {
     if (pub.status !== "playing") return "Game " + pub.status + (pub.error ? ": " + pub.error : "");
     const head = "Structure " + pub.game + "/" + pub.games + ", turn " + pub.turn + "/" + pub.max_turns + ": ";
     if (yourTurn) return head + "your turn";
     if (!pub.acting) return head + "the game moves on";
-    return head + "waiting for " + (pub.acting === seat ? "you" : pub.acting) + (pub.late.indexOf(pub.acting) >= 0 ? " (late)" : "");
+    return head + "waiting for " + (pub.acting === seat ? "you" : pub.acting) + ((late || []).indexOf(pub.acting) >= 0 ? " (late)" : "");
   }
 
   function showBoard(node, frame, hiddenCells) {
@@ -132,7 +132,7 @@
     const pub = data.public, frame = data.frame, target = frame.target;
     $("watch-view").hidden = false;
     $("who").textContent = "Watching: the organiser's view, with the whole target";
-    $("status").textContent = statusLine(pub, false, null);
+    $("status").textContent = statusLine(pub, false, null, data.late);
     document.body.setAttribute("data-status", pub.status);
     document.body.setAttribute("data-turn", String(frame.turn));
     S.clear($("target")).appendChild(draw.drawBoard(target.n, target.h, target.target, { hidden: target.hidden, px: 30 }));
@@ -142,9 +142,9 @@
     const seats = S.clear($("seats"));
     for (const seat in data.kinds) {
       const li = document.createElement("li");
-      const label = pub.labels[seat] ? " (" + pub.labels[seat] + ")" : "";
+      const label = data.labels[seat] ? " (" + data.labels[seat] + ")" : "";
       li.textContent = seat + label + ": " + data.kinds[seat] + (pub.acting === seat ? ", acting" : "") +
-        (pub.late.indexOf(seat) >= 0 ? ", late" : "");
+        (data.late.indexOf(seat) >= 0 ? ", late" : "");
       seats.appendChild(li);
     }
     S.conversation($("watch-conversation"), frame.conversation);
