@@ -224,11 +224,11 @@ def staircase(n: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @pytest.mark.parametrize(("n", "height"), SIZES)
 def test_random_play_matches_numba(n, height):
     rng = np.random.default_rng(31 * n + height)
-    count, steps = (512, 40) if (n, height) == DEFAULT else (96, 2 * n * height)
+    count, steps = (512, 40) if (n, height) == DEFAULT else (64, 2 * n * height)
     targets = generated(count, n, height, seed=n * 10 + height)
     boards, goals = pairs_towards(targets, steps, rng)
     distances = assert_oracles_agree(boards, goals)
-    assert (distances == 0).sum() >= 2 * count, "every walk from its target starts on it"
+    assert (distances == 0).sum() >= count, "every walk from its target starts on it"
     # Targets from random play (not the generator's distribution), and random boards paired with them.
     length = 2 * n * height
     played = walks(np.zeros_like(targets), targets, length, rng)[length :: length + 1]
