@@ -396,7 +396,8 @@ def entry_from_data(data: Any) -> Entry:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(
             f"format: expected {FORMAT!r}, got "
-            f"{checked.shown(data.get('format') if isinstance(data, dict) else data)}"
+            f"{checked.shown(data.get('format') if isinstance(data, dict) else data)}: not an entry file "
+            "(a PATH is a run directory, a directory of paper logs or an entry file)"
         )
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version not in READABLE_VERSIONS:
