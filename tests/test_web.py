@@ -13,6 +13,7 @@ export unchanged. The pages themselves are tested in a browser
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import signal
@@ -41,7 +42,9 @@ from craft_env.web.seats import Refused, person_reply, role_models
 
 from web_client import Served
 
-PUBLIC_KEYS = {"id", "title", "status", "error", "game", "games", "turn", "max_turns", "acting", "results", "version"}
+PUBLIC_KEYS = {
+    "id", "title", "status", "error", "game", "games", "turn", "max_turns", "acting", "results", "version",
+}
 PEOPLE = {"D1": "person", "D2": "person", "D3": "person", "builder": "person"}
 
 
@@ -414,3 +417,17 @@ def test_the_command_serves_on_loopback_prints_the_link_and_stops_on_ctrl_c(tmp_
     assert main(["serve", "--port", "70000", "--out", str(tmp_path / "x")]) == 2
     assert not (tmp_path / "x").exists()
 
+
+
+def test_only_the_command_line_imports_the_server():
+    """``import craft_env`` stays light: outside ``craft_env.web`` only ``cli`` (in ``serve``) imports it."""
+    source = Path(craft_env.__file__).parent
+    found = []
+    for path in source.rglob("*.py"):
+        if "web" in path.relative_to(source).parts[:1]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+                [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            found += [(path.name, n) for n in names if n.startswith("craft_env.web")]
+    assert sorted(found) == [("cli.py", "craft_env.web.serve")]
