@@ -146,3 +146,14 @@ def test_a_replys_lone_surrogates_become_the_replacement_character_where_it_ente
     _, _, _, _, info = env.step(f"MOVE: {move}\ud83d")  # a lone surrogate inside the move line itself
     assert SURROGATE.search(json.dumps(info, ensure_ascii=False)) is None
     json.dumps(info, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_grpo_dataset_of_more_games_than_one_env_holds_is_made_in_parts(monkeypatch):
+    """``num_envs`` is bounded, so ``CraftRollout.dataset`` makes a long seed list's first chats in parts."""
+    trl_rollout = pytest.importorskip("craft_env.train.trl", exc_type=ImportError)
+    monkeypatch.setattr(trl_rollout, "MAX_NUM_ENVS", 2)
+    rollout = trl_rollout.CraftRollout(max_turns=2, oracle_n=5)
+    dataset = rollout.dataset([0, 1, 2, 3, 4])
+    with craft_env.text_env(num_envs=5, max_turns=2, oracle_n=5) as env:
+        chats, _ = env.reset(seed=0)
+    assert dataset["prompt"] == chats

@@ -40,7 +40,7 @@ from datasets import Dataset
 
 from craft_env.agents.llm import messages_key
 from craft_env.train.clients import BUILDER
-from craft_env.train.text_env import BatchedTextEnv, Messages
+from craft_env.train.text_env import MAX_NUM_ENVS, BatchedTextEnv, Messages
 
 REWARD_KEY = "craft_reward"
 
@@ -87,8 +87,11 @@ class CraftRollout:
 
     def dataset(self, seeds: list[int], structure: int | None = None) -> Dataset:
         """One row per game: its first chat as ``prompt`` (conversational), remembered with its seed."""
-        with self._env(len(seeds)) as env:
-            chats, _ = env.reset(list(seeds), [structure] * len(seeds))
+        seeds, chats = list(seeds), []
+        for start in range(0, len(seeds), MAX_NUM_ENVS):  # a dataset may hold more games than one env
+            part = seeds[start : start + MAX_NUM_ENVS]
+            with self._env(len(part)) as env:
+                chats += env.reset(part, [structure] * len(part))[0]
         for seed, chat in zip(seeds, chats):
             if chat is None:
                 raise ValueError(f"seeds: game {seed} ends before the seat {self.seat} plays")
