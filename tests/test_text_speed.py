@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import speed_reference
 
@@ -27,3 +29,28 @@ def test_offline_run_and_export_are_byte_identical(reference):
 def test_text_env_chats_rewards_and_verdicts_are_identical(reference):
     got = speed_reference.text_env_digests()
     assert got == {name: reference[name] for name in got}
+
+
+def _redact_without_prefilter(value: str) -> str:
+    """``Redactor.text``'s shapes applied unconditionally (what it did before it looked for their fixed parts)."""
+    from craft_env.models import redact
+
+    value = redact._SHAPES[0].sub(redact.REDACTED, value)
+    value = redact._SHAPES[1].sub("Bearer " + redact.REDACTED, value)
+    value = redact._SHAPES[2].sub(lambda m: m.group(1) + redact.REDACTED, value)
+    if "://" in value:
+        value = redact._URL_USERINFO.sub(lambda m: m.group(1) + redact.REDACTED + "@", value)
+    return redact._SECRET_QUERY.sub(lambda m: m.group(1) + redact.REDACTED, value) if "=" in value else value
+
+
+_PIECES = st.sampled_from(
+    ["sk-", "SK-", "abcdefgh12", "Bearer ", "BEARER\t", "bEaReR ", "api_key", "API-KEY", "apikey", "\u212aey",
+     "Ke\u0178", "\"", "'", ":", "=", " ", "x", "://u:p@h", "?token=", "\u0130", "\u017f", "ß", "é"]
+)
+
+
+@given(st.lists(_PIECES | st.text(max_size=6), max_size=14).map("".join))
+def test_redaction_looks_for_fixed_parts_without_changing_what_it_redacts(text):
+    from craft_env.models.redact import Redactor
+
+    assert Redactor(environ={}).text(text) == _redact_without_prefilter(text)
