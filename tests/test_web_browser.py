@@ -13,7 +13,6 @@ chromedriver or selenium (CI installs them).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

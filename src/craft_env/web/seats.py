@@ -24,7 +24,6 @@ with its reason, and the person's turn stays open.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply
@@ -184,12 +183,3 @@ def timed_out(context: AgentContext, seconds: float) -> DirectorReply | BuilderR
         return BuilderReply(action="pass", reason=reason)
     return DirectorReply(message=NOOP_TEXT, reason=reason)
 
-
-@dataclass(frozen=True)
-class SeatLink:
-    """One seat of a game as the organiser's lobby lists it."""
-
-    seat: str
-    kind: str
-    label: str
-    token: str | None
