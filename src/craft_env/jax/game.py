@@ -282,7 +282,7 @@ def fresh_episode(env_seed: U64, episode: jax.Array, target: jax.Array, t: Table
     generated = generator.generate(u64.derive_seed(seed, STREAM_TARGET, jnp.int32(0)), t)
     target = jnp.where(params.generate, generated, target)
     board = generator.start_board(target, params.start, t)
-    _, progress = exact.scores(board, target, jnp.asarray(t.value_code))
+    progress = exact.progress(board, target, jnp.asarray(t.value_code))
     actions = t.kind.shape[0]
     return State(
         board=board, target=target, env_seed=env_seed, seed=seed, episode=episode.astype(jnp.int32),
@@ -377,6 +377,47 @@ def step_builder(state: State, action: jax.Array, t: Tables, params: Params, ot:
     terminated = move.completed
     truncated = done & ~terminated
     return following, move, reward, terminated, truncated, state.seed, state.episode
+
+
+def step_builder_batch(states: State, actions: jax.Array, t: Tables, params: Params, ot: oracle.OracleTables,
+                       reserve: int | None = None):
+    """``step_builder`` over a batch (leading axis), drawing new episodes only for the envs whose episode ended.
+
+    Under ``vmap`` a new episode (its target drawn by the generator, most of
+    a step's work) would be computed for every env on every step and kept
+    where one ended; here the ended envs are gathered into ``reserve`` slots
+    (default an eighth of the batch, at least 64), their episodes drawn and
+    scattered back. A step where more envs ended than fit takes the full
+    path, so the result is always ``vmap(step_builder)``'s, exactly.
+    """
+    batch = actions.shape[0]
+    reserve = min(batch, max(64, batch // 8)) if reserve is None else min(reserve, batch)
+    played, move, reward, done = jax.vmap(lambda s, a: play(s, a, t, params, ot))(states, actions)
+
+    def fresh_for(env_states):
+        return jax.vmap(lambda s: fresh_episode(s.env_seed, s.episode + 1, s.target, t, params, ot))(env_states)
+
+    def compact(played):
+        index = jnp.nonzero(done, size=reserve, fill_value=batch)[0]
+        picked = jax.tree_util.tree_map(lambda x: x[jnp.minimum(index, batch - 1)], states)
+        fresh = fresh_for(picked)
+        return jax.tree_util.tree_map(lambda x, y: x.at[index].set(y, mode="drop"), played, fresh)
+
+    def full(played):
+        return _select_rows(done, fresh_for(states), played)
+
+    merged = jax.lax.cond(jnp.sum(done) > reserve, full, compact, played)
+    following = jax.vmap(lambda s: begin_turn(s, t, params, ot))(merged)
+    terminated = move.completed
+    truncated = done & ~terminated
+    return following, move, reward, terminated, truncated, states.seed, states.episode
+
+
+def _select_rows(flag: jax.Array, a, b):
+    """Per env (leading axis) ``a`` where ``flag`` else ``b``."""
+    def pick(x, y):
+        return jnp.where(flag.reshape(flag.shape + (1,) * (x.ndim - 1)), x, y)
+    return jax.tree_util.tree_map(pick, a, b)
 
 
 # --------------------------------------------------------------------------- observations
