@@ -277,6 +277,10 @@
     const next = entry.next;
     if (!next) return el("td", "hint", "last of the group");
     const below = BY_KEY.get(group.entries[entry.position]);
+    if (next.method === "not comparable") {
+      return withTip(el("td", "delta hint", "not comparable"), entry.label + " \u2212 " + below.label +
+        "\nnot comparable: " + (next.reason || "too few shared structures") + "\nthis pair never counts against a rank");
+    }
     const separates = next.low > 0 || next.high < 0;
     const td = el("td", "delta" + (separates ? " sep" : ""),
       signed(next.diff) + "  [" + signed(next.low) + ", " + signed(next.high) + "]");
