@@ -76,6 +76,18 @@ function craftServe() {
     return h;
   }
 
+  // The colour of the top block of every cell (-1: empty), for the plan of the board.
+  function tops(boxes, n) {
+    const colour = [], level = [];
+    for (let i = 0; i < n; i++) { colour.push(new Array(n).fill(-1)); level.push(new Array(n).fill(-1)); }
+    for (const b of boxes) {
+      for (const [i, j] of [[b[0], b[1]], [b[4], b[5]]]) {
+        if (b[2] > level[i][j]) { level[i][j] = b[2]; colour[i][j] = b[3]; }
+      }
+    }
+    return colour;
+  }
+
   function conversation(list, entries) {
     clear(list);
     if (!entries.length) { const li = document.createElement("li"); li.className = "muted"; li.textContent = "(no messages yet)"; list.appendChild(li); }
@@ -104,5 +116,5 @@ function craftServe() {
   }
 
   return { token: token, api: api, poll: poll, clear: clear, text: text, turnBoxes: turnBoxes, turnCell: turnCell,
-           heights: heights, conversation: conversation, results: results };
+           heights: heights, tops: tops, conversation: conversation, results: results };
 }

@@ -32,12 +32,15 @@
   function renderGrid(frame) {
     const grid = S.clear($("grid"));
     grid.style.gridTemplateColumns = "repeat(" + frame.n + ", auto)";
-    const h = S.heights(frame.board, frame.n);
+    const h = S.heights(frame.board, frame.n), top = S.tops(frame.board, frame.n);
     for (let i = 0; i < frame.n; i++) for (let j = 0; j < frame.n; j++) {
       const b = document.createElement("button");
       b.type = "button";
       b.id = "cell-" + i + "-" + j;
-      b.textContent = "(" + i + "," + j + ") h" + h[i][j];
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      if (top[i][j] >= 0) swatch.style.background = state.colours[top[i][j]].base;
+      b.append(swatch, "(" + i + "," + j + ") h" + h[i][j]);
       b.setAttribute("aria-label", "cell (" + i + "," + j + "), " + h[i][j] + " block(s) high");
       if (picked && picked[0] === i && picked[1] === j) b.className = "picked";
       b.addEventListener("click", () => clickCell(i, j, h));
