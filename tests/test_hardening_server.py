@@ -8,7 +8,9 @@ never reaches a log.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import errno
 import http.client
 import json
 import logging
@@ -219,3 +221,18 @@ def test_the_server_refuses_to_start_exposed_without_a_token_or_with_bad_flags(m
     assert "seat: expected one of builder" in run_main(monkeypatch, capsys, ["--seat", "D9"])
     assert server_module.is_loopback("::1") and server_module.is_loopback("127.0.0.2")
     assert not server_module.is_loopback("example.org") and not server_module.is_loopback("10.0.0.1")
+
+
+def test_running_out_of_files_at_accept_is_logged_once_not_once_per_failed_accept(caplog):
+    caplog.set_level(logging.WARNING)
+    loop = asyncio.new_event_loop()
+    try:
+        server_module.note_accept_failures(loop)
+        for _ in range(500):  # asyncio reports each failed accept of a turn, up to the backlog
+            error = OSError(errno.EMFILE, "Too many open files")
+            loop.call_exception_handler({"message": server_module.ACCEPT_FAILED, "exception": error})
+        loop.call_exception_handler({"message": "something else went wrong"})
+    finally:
+        loop.close()
+    assert len(warnings_of(caplog, "could not accept connections: this process has no file left")) == 1
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == ["something else went wrong"]

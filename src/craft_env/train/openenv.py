@@ -295,7 +295,8 @@ def guarded_protocol(max_connections: int, request_timeout: float) -> type[H11Pr
     A connection past ``max_connections`` (HTTP and WebSocket connections together) is answered 503 and
     closed at once; a connection that has not sent a whole request ``request_timeout`` seconds after it
     opened, or after the last response, is closed (a half-sent request otherwise holds a connection, and
-    its file, for as long as the client likes).
+    its file, for as long as the client likes). It extends uvicorn's ``H11Protocol`` (tested with uvicorn
+    0.55), whose hooks it uses: ``connection_made``, ``on_response_complete``, ``connection_lost``.
     """
     busy = Note(f"refused connections: {max_connections} are open (the server's --max-connections)")
     slow = Note(f"closed connections that sent no whole request in {request_timeout:g} s (--request-timeout)")
@@ -343,23 +344,28 @@ def guarded_protocol(max_connections: int, request_timeout: float) -> type[H11Pr
     return GuardedH11Protocol
 
 
-class CraftServer(uvicorn.Server):
-    """uvicorn's server, its loop noting ``accept()``'s running out of files at most once a minute.
+def note_accept_failures(loop: asyncio.AbstractEventLoop) -> None:
+    """Make ``loop`` note ``accept()``'s running out of files at most once a minute; other errors as before.
 
     asyncio logs a traceback for each failed accept, up to the backlog in one turn of its loop: the issue
     35 probe's log grew by 51 MB in 20 s.
     """
+    out_of_files = Note("could not accept connections: this process has no file left (ulimit -n)")
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if context.get("message") == ACCEPT_FAILED:
+            out_of_files()
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+
+
+class CraftServer(uvicorn.Server):
+    """uvicorn's server, its loop noting accept failures once a minute (``note_accept_failures``)."""
 
     async def serve(self, sockets: list[Any] | None = None) -> None:
-        out_of_files = Note("could not accept connections: this process has no file left (ulimit -n)")
-
-        def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-            if context.get("message") == ACCEPT_FAILED:
-                out_of_files()
-            else:
-                loop.default_exception_handler(context)
-
-        asyncio.get_running_loop().set_exception_handler(handle)
+        note_accept_failures(asyncio.get_running_loop())
         await super().serve(sockets)
 
 
