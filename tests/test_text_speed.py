@@ -54,3 +54,31 @@ def test_redaction_looks_for_fixed_parts_without_changing_what_it_redacts(text):
     from craft_env.models.redact import Redactor
 
     assert Redactor(environ={}).text(text) == _redact_without_prefilter(text)
+
+
+_HASH_LOADS_NO_KERNEL = """
+import sys
+import numba.core.registry
+from craft_env.datasets import load_eval_set, structures_sha256
+
+digest = structures_sha256(load_eval_set("paper"))
+loaded = sorted(
+    f"{module.__name__}.{name}"
+    for module in list(sys.modules.values())
+    if getattr(module, "__name__", "").startswith("craft_env")
+    for name, value in vars(module).items()
+    if isinstance(value, numba.core.registry.CPUDispatcher) and value.signatures
+)
+print(digest, loaded)
+"""
+
+
+def test_hashing_a_dataset_loads_no_numba_kernel_and_keeps_its_digest():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _HASH_LOADS_NO_KERNEL], capture_output=True, text=True, check=True, timeout=300
+    ).stdout.split(maxsplit=1)
+    # the digest config.json recorded before the hash stopped loading kernels (a resume or merge compares it)
+    assert out == ["79822e6e7a746604d10490b6220e6e32ba6ed89ee38d8c4107a284e2971e501e", "[]\n"]

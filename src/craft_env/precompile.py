@@ -52,7 +52,7 @@ from craft_env.envs.vector import vector_env
 _log = logging.getLogger("craft_env")
 
 #: How many kernels the workloads compile into an empty cache (``tests/test_precompile.py`` checks it).
-KERNELS = 74
+KERNELS = 73
 
 
 def _first_allowed(mask: np.ndarray, last: bool = False) -> int:

@@ -97,19 +97,22 @@ class ScriptedDirector:
         visible = np.where(board < 0, 0, board).astype(np.int8)
         wall = seat_cell_indices(seat, n)
         intent = int(scripted_intent(visible, wall_target(view, seat, n), n, wall, np.asarray(mask, np.int8)))
-        seen = apparent_wall(visible, n, seat)
-        differences = [
-            f"slot {slot} layer {level}: board shows {_describe_code(int(seen[slot, level]))}, "
-            f"my target shows {_describe_code(int(view[slot, level]))}"
-            for level in range(height)
-            for slot in range(len(wall))
-            if seen[slot, level] != view[slot, level]
-        ]
-        if not differences:
+        seen, wanted = apparent_wall(visible, n, seat).T.tolist(), view.T.tolist()
+        first = next(
+            (
+                f"slot {slot} layer {level}: board shows {_describe_code(seen[level][slot])}, "
+                f"my target shows {_describe_code(wanted[level][slot])}"
+                for level in range(height)
+                for slot in range(len(wall))
+                if seen[level][slot] != wanted[level][slot]
+            ),
+            None,
+        )
+        if first is None:
             return intent, "my wall matches the target"
         if intent == 0:
-            return intent, f"{differences[0]}; nothing I can ask for is possible right now"
-        return intent, differences[0]
+            return intent, f"{first}; nothing I can ask for is possible right now"
+        return intent, first
 
     def decide(self, context: AgentContext) -> DirectorReply:
         seat, n, height = context.seat, context.n, context.height

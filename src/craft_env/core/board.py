@@ -31,7 +31,10 @@ from craft_env.core.encoding import (
     value_code,
 )
 from craft_env.core.moves import Move, action_to_move
-from craft_env.core.views import director_views
+from craft_env.core.views import director_views, interpreted
+
+#: ``rules.partner_cell`` run by the interpreter (``views.interpreted``): ``to_dict`` loads no kernel.
+_PARTNER_CELL = interpreted(rules.partner_cell)
 
 TIERS = ("simple", "medium", "complex")
 
@@ -295,7 +298,7 @@ class Structure:
             for k in range(n * n):
                 value = int(self._cells[k, level])
                 if value >= 6 and (value - 6) % 4 in (1, 3):
-                    p = rules.partner_cell(n, k, value)
+                    p = _PARTNER_CELL(n, k, value)
                     spans.setdefault(str(level), []).append(
                         [format_position((k // n, k % n)), format_position((p // n, p % n))]
                     )

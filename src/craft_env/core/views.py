@@ -128,25 +128,39 @@ def view_code(cells, n, wall, slot, level):
     return 1 + 2 * ((value - 6) // 4) + wide
 
 
-@njit(cache=True)
-def wall_view_codes(cells, n, wall, out):
-    """Write the numeric wall view ``(len(wall), height)`` (``view_code`` per slot and layer) into ``out``."""
-    for slot in range(wall.shape[0]):
-        for level in range(cells.shape[1]):
-            out[slot, level] = view_code(cells, n, wall, slot, level)
+def interpreted(kernel: Any, *called: Any) -> Any:
+    """``kernel``'s own Python function, run by the interpreter, calling the kernels ``called`` the same way.
+
+    The rule stays in one place (the kernel's source) while code that runs
+    it a few times, such as a dataset's digest (``datasets.structures_sha256``)
+    or a seat's view, loads no compiled kernel: a fresh process pays for
+    loading numba's caches only when a game needs them.
+    """
+    names = dict(kernel.py_func.__globals__)
+    names.update({function.py_func.__name__: function.py_func for function in called})
+    function = kernel.py_func
+    return type(function)(function.__code__, names, function.__name__, function.__defaults__, function.__closure__)
+
+
+_VIEW_CODE = interpreted(view_code, wall_slot, partner_cell)
 
 
 def seat_view(structure: Any, seat: str) -> dict[str, list[dict[str, Any]]]:
-    """One seat's view in the paper's format: ``{"row_k": [{"color", "size"}, ...]}``, ``row_k`` = layer k."""
+    """One seat's view in the paper's format: ``{"row_k": [{"color", "size"}, ...]}``, ``row_k`` = layer k.
+
+    The codes are ``view_code``'s, interpreted (``interpreted``): a view is
+    made a few times per game, and hashing a dataset makes three per structure.
+    """
     n = structure.n
     wall = seat_cell_indices(seat, n)
-    codes = np.empty((len(wall), structure.height), np.int8)
-    wall_view_codes(structure.array, n, wall, codes)
+    cells = structure.array
+    codes = [[_VIEW_CODE(cells, n, wall, slot, level) for level in range(structure.height)]
+             for slot in range(len(wall))]
     view: dict[str, list[dict[str, Any]]] = {}
     for level in range(structure.height):
         row = []
         for slot in range(len(wall)):
-            code = int(codes[slot, level])
+            code = int(codes[slot][level])
             if code == 0:
                 row.append({"color": None, "size": 0})
             else:

@@ -232,10 +232,20 @@ class _CraftBase:
 
     @property
     def conversation(self) -> list[dict[str, Any]]:
-        return [
-            {"turn": entry["turn"], "speaker": entry["speaker"], "text": text}
-            for entry, (_, text) in zip(self.game.conversation, conversation_lines(self.game))
-        ]
+        """The public conversation: ``turn``, ``speaker`` and ``text`` of every entry so far.
+
+        A new list each time; its entries are made once per episode (they never
+        change once said, ``envs.textobs``) and are shared, so treat them as read-only.
+        """
+        game = self.game
+        entries = game.text_cache.setdefault(("public conversation",), [])
+        if len(entries) < len(game.conversation):
+            start = len(entries)
+            entries.extend(
+                {"turn": entry["turn"], "speaker": entry["speaker"], "text": text}
+                for entry, (_, text) in zip(game.conversation[start:], conversation_lines(game, start))
+            )
+        return list(entries)
 
     @property
     def director_order(self) -> list[str]:
