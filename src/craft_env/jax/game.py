@@ -385,10 +385,10 @@ def step_builder_batch(states: State, actions: jax.Array, t: Tables, params: Par
 
     Under ``vmap`` a new episode (its target drawn by the generator, most of
     a step's work) would be computed for every env on every step and kept
-    where one ended; here the ended envs are gathered into ``reserve`` slots
+    where one ended; here the ended envs are gathered ``reserve`` at a time
     (default an eighth of the batch, at least 64), their episodes drawn and
-    scattered back. A step where more envs ended than fit takes the full
-    path, so the result is always ``vmap(step_builder)``'s, exactly.
+    scattered back, in as many rounds as it takes (none on a step where no
+    episode ended): the result is ``vmap(step_builder)``'s, exactly.
     """
     batch = actions.shape[0]
     reserve = min(batch, max(64, batch // 8)) if reserve is None else min(reserve, batch)
@@ -397,27 +397,22 @@ def step_builder_batch(states: State, actions: jax.Array, t: Tables, params: Par
     def fresh_for(env_states):
         return jax.vmap(lambda s: fresh_episode(s.env_seed, s.episode + 1, s.target, t, params, ot))(env_states)
 
-    def compact(played):
-        index = jnp.nonzero(done, size=reserve, fill_value=batch)[0]
+    def more(carry):
+        return jnp.any(carry[1])
+
+    def draw_some(carry):
+        merged, waiting = carry
+        index = jnp.nonzero(waiting, size=reserve, fill_value=batch)[0]
         picked = jax.tree_util.tree_map(lambda x: x[jnp.minimum(index, batch - 1)], states)
-        fresh = fresh_for(picked)
-        return jax.tree_util.tree_map(lambda x, y: x.at[index].set(y, mode="drop"), played, fresh)
+        merged = jax.tree_util.tree_map(lambda x, y: x.at[index].set(y, mode="drop"), merged, fresh_for(picked))
+        return merged, waiting.at[index].set(False, mode="drop")
 
-    def full(played):
-        return _select_rows(done, fresh_for(states), played)
-
-    merged = jax.lax.cond(jnp.sum(done) > reserve, full, compact, played)
+    # ``reserve`` ended envs at a time: one round on almost every step, more only when more ended.
+    merged, _ = jax.lax.while_loop(more, draw_some, (played, done))
     following = jax.vmap(lambda s: begin_turn(s, t, params, ot))(merged)
     terminated = move.completed
     truncated = done & ~terminated
     return following, move, reward, terminated, truncated, states.seed, states.episode
-
-
-def _select_rows(flag: jax.Array, a, b):
-    """Per env (leading axis) ``a`` where ``flag`` else ``b``."""
-    def pick(x, y):
-        return jnp.where(flag.reshape(flag.shape + (1,) * (x.ndim - 1)), x, y)
-    return jax.tree_util.tree_map(pick, a, b)
 
 
 # --------------------------------------------------------------------------- observations
