@@ -48,10 +48,10 @@ class TeamConfig:
     lr: float = 5e-4
     wide_scale: float = 20.0
     hidden: int = 256
-    gamma: float = 0.5
+    gamma: float = 0.0
     lam: float = 0.9
     clip: float = 0.2
-    entropy: float = 0.02
+    entropy: float = 0.01
     value_coef: float = 0.5
     max_grad_norm: float = 0.5
     #: The game's training reward (``core.game.REWARDS``); evaluation always reports progress.
