@@ -10,18 +10,19 @@ organiser's seat kinds and labels are added to ``config.json``
 (``seat_kinds``, ``seat_labels``); nothing about the people is recorded
 beyond what the organiser typed.
 
-Every seat's agent is wrapped (``_Watched``) so the session knows whose
-turn it is; a person's seat (``PersonSeat``) publishes its context as the
-seat's frame (``frames.seat_frame``) and waits for the person's reply,
-which ``submit`` reads (``seats.person_reply``). A seat past the
-organiser's timeout either keeps waiting (and shows as late) or passes.
+Every seat's agent is wrapped (``team.Watched``) so the session knows
+whose turn it is; a person's seat (``team.PersonSeat``) asks the session,
+which publishes the seat's context as its frame (``frames.seat_frame``)
+and waits for the person's reply, read by ``submit``
+(``seats.person_reply``). A seat past the organiser's timeout either keeps
+waiting (and shows as late) or passes.
 
 Resume: a game the server was stopped in the middle of is played again
 from the start under the next attempt number (the runner's resume,
 ``eval.logs.games``): the built-in agents play as before (they are
 deterministic given the game's seed), the models' calls come back from
 ``cache.jsonl``, and each person's logged replies are given again
-(``recorded_replies``) until the game reaches the turn where it stopped;
+(``team.recorded_replies``) until the game reaches the turn where it stopped;
 then the people play on.
 """
 
@@ -31,12 +32,11 @@ import asyncio
 import json
 import logging
 import time
-from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, GameStopped
+from craft_env.agents.base import AgentContext, GameStopped
 from craft_env.core.board import Structure
 from craft_env.core.views import BUILDER
 from craft_env.eval.logs.games import CACHE_NAME, CONFIG_NAME, LOG_NAME, RunLog, read_games, run_dir
@@ -47,101 +47,16 @@ from craft_env.eval.run.runner import (
 )
 from craft_env.eval.run.settings import BUILT_IN, RunSettings
 from craft_env.models.cache import ReplayCache
-from craft_env.models.jsonl import read_jsonl
 from craft_env.models.redact import Redactor, redact
 from craft_env.web.frames import seat_frame, spectator_frame
 from craft_env.web.seats import PERSON, Refused, person_reply, timed_out
 from craft_env.web.setup import GameSetup
+from craft_env.web.team import Team, recorded_replies
 
 log = logging.getLogger(__name__)
 
 #: A session's states, as the lobby shows them.
-PLAYING, DONE, STOPPED, ERRORED, INTERRUPTED = "playing", "done", "stopped", "errored", "interrupted"
-
-
-def recorded_replies(out: Path, run: int, index: int) -> dict[tuple[str, int], list[Any]]:
-    """Each seat's replies in the last unfinished attempt of game ``index``, by ``(seat, turn)``, in order."""
-    records = [
-        r for r in read_jsonl(run_dir(out, run) / LOG_NAME)
-        if r.get("kind") == "turn" and r.get("structure_index") == index and r.get("run") == run
-    ]
-    if not records:
-        return {}
-    last = max(int(r.get("attempt", 1)) for r in records)
-    turns = {int(r["turn_number"]): r for r in records if int(r.get("attempt", 1)) == last}
-    replies: dict[tuple[str, int], list[Any]] = defaultdict(list)
-    for number in sorted(turns):
-        record = turns[number]
-        for entry in sorted(record.get("director_responses") or (), key=lambda e: e.get("order", 0)):
-            replies[(entry["director"], number)].append(
-                DirectorReply(message=entry.get("message") or "", reason=entry.get("reason"))
-            )
-        builder = record.get("builder") or {}
-        action = builder.get("sent") if builder.get("sent") is not None else builder.get("action_id")
-        replies[(BUILDER, number)].append(BuilderReply(action=action, reason=builder.get("reason")))
-    return replies
-
-
-class PersonSeat:
-    """A person at one seat, in a browser: the session asks, the page answers (module docstring)."""
-
-    name = PERSON
-
-    def __init__(self, session: GameSession, seat: str, recorded: dict[tuple[str, int], list[Any]]) -> None:
-        self.session = session
-        self.seat = seat
-        self.recorded = recorded
-
-    async def act(self, context: AgentContext) -> Any:
-        again = self.recorded.get((self.seat, context.turn))
-        if again:
-            return again.pop(0)
-        return await self.session.ask(self.seat, context)
-
-
-class _Watched:
-    """Any seat's agent, reporting to the session when its turn starts and ends."""
-
-    def __init__(self, agent: Any, session: GameSession, seat: str) -> None:
-        self.agent = agent
-        self.session = session
-        self.seat = seat
-        self.name = getattr(agent, "name", type(agent).__name__)
-
-    async def act(self, context: AgentContext) -> Any:
-        self.session.turn_starts(self.seat, context)
-        await asyncio.sleep(0)  # a built-in agent never waits: the server answers requests between turns
-        try:
-            return await self.agent.act(context)
-        finally:
-            self.session.turn_ends(self.seat)
-
-
-class _Team:
-    """The agents of one game, as ``runner.play_game`` asks for them (``AgentFactory``'s interface)."""
-
-    needs_text = True
-
-    def __init__(self, session: GameSession, factories: dict[str, AgentFactory], recorded: dict) -> None:
-        self.session = session
-        self.factories = factories
-        self.recorded = recorded
-
-    def _agent(self, spec: GameSpec, seat: str) -> Any:
-        kind = self.session.setup.kinds[seat]
-        if kind == PERSON:
-            agent: Any = PersonSeat(self.session, seat, self.recorded)
-        elif seat == BUILDER:
-            agent = self.factories[kind].builder(spec)
-        else:
-            agent = self.factories[kind].director(spec, seat)
-        return _Watched(agent, self.session, seat)
-
-    def director(self, spec: GameSpec, seat: str) -> Any:
-        return self._agent(spec, seat)
-
-    def builder(self, spec: GameSpec) -> Any:
-        return self._agent(spec, BUILDER)
+PLAYING, DONE, STOPPED, ERRORED = "playing", "done", "stopped", "errored"
 
 
 class GameSession:
@@ -206,6 +121,8 @@ class GameSession:
 
     async def ask(self, seat: str, context: AgentContext) -> Any:
         """The reply of the person at ``seat`` to ``context``, under the organiser's timeout rule."""
+        if self.stopping:
+            raise GameStopped("the organiser stopped the game")
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self.pending[seat] = (context, future)
         self.frames[seat] = seat_frame(context)
@@ -308,7 +225,7 @@ class GameSession:
                 self.latest = None
                 recorded = recorded_replies(self.out, run, spec.index)
                 attempt = (known.attempts if known else 0) + 1
-                team = _Team(self, factories, recorded)
+                team = Team(self, factories, recorded)
                 await play_game(spec, self.settings, team, run_log, attempt)
                 game = read_games(run_dir(self.out, run) / LOG_NAME)[(run, spec.index)]
                 self.results.append(_result(spec, game.status, game.marker or {}))
