@@ -13,7 +13,9 @@ same checks and messages as ``BatchedTextEnv`` (a local one, which plays
 nothing, does the checking). A worker that dies (killed, out of memory, a
 crash of the interpreter) makes the call raise ``WorkerError`` naming the
 worker and the games it held, as soon as its process has ended: the wait
-is on the pipe and on the process together, never on the pipe alone. An
+is on the pipe and on the process together, never on the pipe alone; a
+worker silent for ``RECEIVE_SECONDS`` is taken as hung, ended, and named
+the same way. An
 error raised inside a worker comes back as the same ``ValueError`` or as
 ``WorkerError`` with its text. After a ``WorkerError`` the environment
 only closes. ``close()`` asks every worker to stop, waits for it
