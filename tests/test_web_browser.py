@@ -4,6 +4,8 @@ Four windows play one whole game, one seat each: three directors type
 their messages (keys only), the builder clicks cells and the send button.
 A person builds with scripted directors using the keyboard alone, and a
 refresh in the middle of that game rejoins the seat with the game intact.
+The organiser sets a game up on the lobby page, and its seat link opens
+the seat.
 The pages are 800 px wide; the console holds no error (a
 Content-Security-Policy violation would be one). One game's log then goes
 through ``craft-env report`` and ``replay``. Skips without Chromium,
@@ -21,7 +23,7 @@ from craft_env.cli import main
 import chromium  # before selenium: without selenium it skips this module
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 from web_client import Served
 
 WAIT = 30
@@ -131,4 +133,37 @@ def test_a_person_builds_by_keyboard_and_a_refresh_rejoins(served, browser):
             WebDriverWait(browser, WAIT).until(lambda d, t=turn: _body(d, "data-turn") == str(t + 1))
     WebDriverWait(browser, WAIT).until(lambda d: _body(d, "data-status") == "done")
     assert "structure" in browser.find_element(By.ID, "results").text
+    assert chromium.console_errors(browser) == []
+
+
+def test_the_organiser_sets_up_a_game_on_the_lobby_page(served, browser):
+    browser.switch_to.new_window("window")
+    browser.get(f"{served.url}/#organiser={served.organiser}")
+    WebDriverWait(browser, WAIT).until(lambda d: d.find_element(By.ID, "kind-D1").is_displayed())
+    field = browser.find_element(By.ID, "structures")
+    field.clear()
+    field.send_keys("99")
+    browser.find_element(By.ID, "create").click()
+    WebDriverWait(browser, WAIT).until(lambda d: "structures" in d.find_element(By.ID, "trouble").text)
+    refused = chromium.console_errors(browser)  # the browser logs the refusal's 400 itself, and nothing else
+    assert [e["source"] for e in refused] == ["network"] and "400" in refused[0]["message"]
+    field.clear()
+    field.send_keys("4")
+    browser.find_element(By.ID, "title").send_keys("from the form")
+    for seat in ("D2", "D3"):
+        Select(browser.find_element(By.ID, f"kind-{seat}")).select_by_value("scripted")
+    browser.find_element(By.ID, "label-D1").send_keys("P09")
+    before = set(served.lobby.games)
+    browser.find_element(By.ID, "create").click()
+    WebDriverWait(browser, WAIT).until(lambda d: "Started game" in d.find_element(By.ID, "created").text)
+    (game_id,) = set(served.lobby.games) - before
+    setup = served.lobby.games[game_id].setup
+    assert setup.structures == [4] and setup.title == "from the form" and setup.labels == {"D1": "P09"}
+    assert setup.kinds == {"builder": "scripted", "D1": "person", "D2": "scripted", "D3": "scripted"}
+    row = f"tr[data-game='{game_id}']"
+    WebDriverWait(browser, WAIT).until(lambda d: d.find_elements(By.CSS_SELECTOR, row))
+    links = [i.get_attribute("value") for i in browser.find_elements(By.CSS_SELECTOR, f"{row} .links input")]
+    seat_link = next(link for link in links if "#seat=" in link)
+    browser.get(seat_link)
+    WebDriverWait(browser, WAIT).until(lambda d: "director D1" in d.find_element(By.ID, "who").text)
     assert chromium.console_errors(browser) == []

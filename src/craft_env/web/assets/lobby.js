@@ -70,6 +70,13 @@
     const st = document.createElement("td");
     st.textContent = game.status + (game.status === "playing" ? ", structure " + game.game + "/" + game.games + ", turn " + game.turn +
       (game.acting ? ", " + game.acting + " to act" : "") + (game.late.length ? ", late: " + game.late.join(" ") : "") : "");
+    for (const r of game.results) {
+      const line = document.createElement("div");
+      line.className = "muted";
+      const progress = r.progress === null || r.progress === undefined ? "-" : Number(r.progress).toFixed(3);
+      line.textContent = r.structure_id + ": " + r.status + ", " + r.turns + " turn(s), progress " + progress;
+      st.appendChild(line);
+    }
     const links = document.createElement("td");
     links.className = "links";
     const origin = window.location.origin;
