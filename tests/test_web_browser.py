@@ -3,9 +3,9 @@
 Four windows play one whole game, one seat each: three directors type
 their messages (keys only), the builder clicks cells and the send button.
 A person builds with scripted directors using the keyboard alone, and a
-refresh in the middle of that game rejoins the seat with the game intact.
-The organiser sets a game up on the lobby page, and its seat link opens
-the seat.
+refresh in the middle of that game rejoins the seat with the game intact,
+and an open page rides out a server restart. The organiser sets a game
+up on the lobby page, and its seat link opens the seat.
 The pages are 800 px wide; the console holds no error (a
 Content-Security-Policy violation would be one). One game's log then goes
 through ``craft-env report`` and ``replay``. Skips without Chromium,
@@ -19,6 +19,7 @@ import json
 import pytest
 
 from craft_env.cli import main
+from craft_env.eval.logs.games import read_games
 
 import chromium  # before selenium: without selenium it skips this module
 from selenium.webdriver.common.by import By
@@ -167,3 +168,28 @@ def test_the_organiser_sets_up_a_game_on_the_lobby_page(served, browser):
     browser.get(seat_link)
     WebDriverWait(browser, WAIT).until(lambda d: "director D1" in d.find_element(By.ID, "who").text)
     assert chromium.console_errors(browser) == []
+
+
+def test_a_page_rides_out_a_server_restart(tmp_path, browser):
+    """The server stops in the middle of a game and starts again on the same port: the open page says it lost
+    the connection, then rejoins its seat in the resumed game, which goes on to its end."""
+    first = Served(tmp_path / "games")
+    port = first.port
+    created = first.create(structures=[5], turns=2, oracle_n=3, seats={"builder": "person"})
+    browser.switch_to.new_window("window")
+    browser.get(f"{first.url}/play#seat={created['tokens']['builder']}")
+    _my_turn(browser, 1)
+    browser.find_element(By.CSS_SELECTOR, "button.candidate").send_keys(Keys.ENTER)
+    _my_turn(browser, 2)
+    first.stop()
+    WebDriverWait(browser, WAIT).until(lambda d: "reconnecting" in d.find_element(By.ID, "trouble").text)
+    again = Served(tmp_path / "games", port=port)
+    try:
+        WebDriverWait(browser, WAIT).until(lambda d: d.find_element(By.ID, "trouble").text == "")
+        _my_turn(browser, 2)
+        browser.find_element(By.CSS_SELECTOR, "button.candidate").send_keys(Keys.ENTER)
+        WebDriverWait(browser, WAIT).until(lambda d: _body(d, "data-status") == "done")
+    finally:
+        again.stop()
+    (game,) = read_games(again.root / created["id"] / "run_1" / "log.jsonl").values()
+    assert game.status == "done" and game.attempt == 2 and [t["turn_number"] for t in game.turns] == [1, 2]

@@ -47,7 +47,8 @@ class Served:
                 self.lobby, self.organiser = lobby, lobby.organiser
                 self.ready.set()
 
-            await serve_async(self.root, port=0, ready=ready, stop=self._stop, **self.options)
+            options = {"port": 0, **self.options}
+            await serve_async(self.root, ready=ready, stop=self._stop, **options)
 
         try:
             asyncio.run(main())
