@@ -25,6 +25,7 @@ LAZY = {
 OPTIONAL = {
     "craft_env.wrappers.rllib": "ray",  # the rllib extra
     "craft_env.wrappers.sb3": "stable_baselines3",  # the test extra
+    "craft_env.jax": "jax",  # the jax extra: the package and every module below it
 }
 #: Modules whose functions may import the package's own modules.
 LAZY_OWN = {"cli.py": "each subcommand imports what it runs (the module's docstring)"}
@@ -49,7 +50,8 @@ def _modules() -> list[str]:
     for path in sorted(SOURCE.rglob("*.py")):
         parts = path.relative_to(SOURCE.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        if name not in OPTIONAL or importlib.util.find_spec(OPTIONAL[name]) is not None:
+        needs = next((OPTIONAL[p] for p in OPTIONAL if name == p or name.startswith(p + ".")), None)
+        if needs is None or importlib.util.find_spec(needs) is not None:
             names.append(name)
     return names
 
@@ -89,3 +91,11 @@ def test_every_module_imports_on_its_own():
     """Each module imported first, in a fresh child: with imports at the top, a circle is an ImportError."""
     done = subprocess.run([sys.executable, "-c", _IMPORT_EACH, *_modules()], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_import_craft_env_does_not_import_jax():
+    """The JAX game is an extra: ``import craft_env`` and its numba envs never load jax."""
+    code = ("import sys, craft_env; craft_env.vector_env(2).reset(seed=0); "
+            "assert 'jax' not in sys.modules and 'craft_env.jax' not in sys.modules, 'jax imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

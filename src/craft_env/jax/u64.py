@@ -16,12 +16,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-from craft_env.core.random import _GOLDEN, _MIX1, _MIX2
-
 _M32 = (1 << 32) - 1
+# SplitMix64's increment and finaliser multipliers, as in ``core.random`` (its own names are private there);
+# the tests draw the same numbers from both.
+_GOLDEN64 = 0x9E3779B97F4A7C15
+_MIX1 = 0xBF58476D1CE4E5B9
+_MIX2 = 0x94D049BB133111EB
 
 
 class U64(NamedTuple):
@@ -98,10 +102,9 @@ def small(value: jnp.ndarray) -> U64:
     return U64(jnp.zeros_like(value), value)
 
 
-_GOLDEN64 = int(_GOLDEN)
 _GOLDEN_C = const(_GOLDEN64)
-_MIX1_C = const(int(_MIX1))
-_MIX2_C = const(int(_MIX2))
+_MIX1_C = const(_MIX1)
+_MIX2_C = const(_MIX2)
 
 
 def mix64(z: U64) -> U64:
@@ -148,13 +151,15 @@ def sample_from_list(seed: U64, items: jnp.ndarray, count: jnp.ndarray, k: jnp.n
     """
     take = jnp.minimum(k, count)
     positions = jnp.arange(items.shape[0])
-    state = seed
-    for t in range(items.shape[0]):
+
+    def swap(t, carry):
+        items, state = carry
         active = t < take
         new_state, r = draw(state, (count - t).astype(jnp.uint32))
         r = r + t
         at_t, at_r = items[t], items[r]
         swapped = jnp.where(positions == t, at_r, jnp.where(positions == r, at_t, items))
-        items = jnp.where(active, swapped, items)
-        state = where(active, new_state, state)
+        return jnp.where(active, swapped, items), where(active, new_state, state)
+
+    items, _ = jax.lax.fori_loop(0, items.shape[0], swap, (items, seed))
     return items, take
