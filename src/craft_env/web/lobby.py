@@ -19,6 +19,7 @@ import asyncio
 import hashlib
 import hmac
 import importlib.util
+import json
 import logging
 import os
 import secrets
@@ -27,9 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from craft_env.datasets import EVAL_SETS
-from craft_env.eval.run.runner import write_json
 from craft_env.eval.run.settings import DEFAULT_DATASET
-from craft_env.models.redact import Redactor
+from craft_env.models.jsonl import write_atomic
 from craft_env.web.seats import PERSON, Refused
 from craft_env.web.session import DONE, ERRORED, STOPPED, GameSession, saved_sessions
 from craft_env.web.setup import GameSetup
@@ -92,7 +92,7 @@ class Lobby:
         if not token:
             return None
         key = digest(token)
-        for known, found in self._tokens.items():  # every digest compared: no early exit on a match's timing
+        for known, found in self._tokens.items():  # each comparison takes the same time, match or not
             if hmac.compare_digest(known, key):
                 return found
         return None
@@ -124,7 +124,8 @@ class Lobby:
         return session
 
     def _save(self, session: GameSession) -> None:
-        write_json(self.folder / f"{session.id}.json", session.saved(), Redactor())
+        """The session's file, written whole (not through the log's redactor: a token is kept as it is)."""
+        write_atomic(self.folder / f"{session.id}.json", json.dumps(session.saved(), indent=2) + "\n")
 
     def _start(self, session: GameSession) -> None:
         self._tasks[session.id] = asyncio.get_running_loop().create_task(session.play())
