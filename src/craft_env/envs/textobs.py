@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from functools import lru_cache
 
 from craft_env.core.views import seat_view
 from craft_env.text import (
@@ -40,7 +41,28 @@ _REPLACEMENTS = {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u
 
 
 def ascii_text(text: str) -> str:
-    """Printable-ASCII version of ``text`` (common punctuation mapped, accents dropped, rest '?')."""
+    """Printable-ASCII version of ``text`` (common punctuation mapped, accents dropped, rest '?').
+
+    The parts of a text observation recur (a seat's rules, its target wall,
+    the board until it changes), so short texts are converted once and
+    remembered (``_MEMO_CHARS``, ``_MEMO_SIZE``).
+    """
+    if len(text) <= _MEMO_CHARS and type(text) is str:
+        return _memo_ascii(text)
+    return _ascii(text)
+
+
+#: How long a text may be to be remembered, and how many are (a few MB at most).
+_MEMO_CHARS = 8192
+_MEMO_SIZE = 512
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def _memo_ascii(text: str) -> str:
+    return _ascii(text)
+
+
+def _ascii(text: str) -> str:
     if not _NOT_PRINTABLE.search(text):
         return text[:TEXT_MAX_LENGTH]
     out = []

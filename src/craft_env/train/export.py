@@ -84,6 +84,20 @@ def _skipped(run: LoggedRun, log_path: Path, game: GameLog, error: Exception) ->
     return found
 
 
+def _with_outcomes(
+    turns: list[SeatTurn], seats: tuple[str, ...]
+) -> Iterator[tuple[SeatTurn, dict[str, Any] | None]]:
+    """A game's seat turns with their outcomes (``None``: a seat not exported), one outcome per turn
+    record (a turn's directors share it), each chained to the turn before (``outcome.turn_change``)."""
+    previous = current = outcome = None
+    for turn in turns:
+        if turn.record is not current:
+            previous, current, outcome = current, turn.record, None
+        if turn.seat in seats and outcome is None:
+            outcome = turn_outcome(turn, previous)
+        yield turn, (dict(outcome) if turn.seat in seats else None)
+
+
 def _replayed(
     run: LoggedRun, seats: tuple[str, ...], skipped: list[dict[str, Any]]
 ) -> Iterator[tuple[SeatTurn, dict[str, Any] | None]]:
@@ -92,10 +106,7 @@ def _replayed(
     for log_path, game, spec in finished_games(run):
         try:
             check_game(game)
-            turns = [
-                (turn, turn_outcome(turn) if turn.seat in seats else None)
-                for turn in replay_game(run, game, spec)
-            ]
+            turns = list(_with_outcomes(replay_game(run, game, spec), seats))
         except (ValueError, LookupError) as error:
             skipped.append(_skipped(run, log_path, game, error))
             continue

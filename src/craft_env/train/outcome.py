@@ -29,27 +29,44 @@ from craft_env.train.options import KEEP_RULES
 from craft_env.train.replay import SeatTurn
 
 
-def turn_change(record: dict[str, Any], target: Structure) -> dict[str, float]:
-    """The team's progress (paper metric) and oracle distance before and after one logged turn."""
-    before = Structure.from_dict(record["structure_before"], n=target.n, height=target.height)
+def turn_change(
+    record: dict[str, Any], target: Structure, previous: dict[str, Any] | None = None
+) -> dict[str, float]:
+    """The team's progress (paper metric) and oracle distance before and after one logged turn.
+
+    ``previous``: the same game's record of the turn before. The board after
+    its move is this turn's board before, so its metrics are the ``before``
+    values and the board is not read and scored again (it is when
+    ``previous`` is missing or not the turn just before).
+    """
     after = record["progress_data"]
+    if previous is not None and previous.get("turn_number") == record.get("turn_number", 0) - 1:
+        before = previous["progress_data"]
+        progress_before, distance_before = float(before["progress"]), int(before["distance"])
+    else:
+        board = Structure.from_dict(record["structure_before"], n=target.n, height=target.height)
+        progress_before = metrics.score(board, target)["progress"]
+        distance_before = int(oracle.distance(board, target))
     return {
-        "progress_before": metrics.score(before, target)["progress"],
+        "progress_before": progress_before,
         "progress_after": float(after["progress"]),
-        "distance_before": int(oracle.distance(before, target)),
+        "distance_before": distance_before,
         "distance_after": int(after["distance"]),
     }
 
 
-def turn_outcome(turn: SeatTurn) -> dict[str, Any]:
-    """The turn's verdict: ``legal``, ``executed``, ``optimal``, ``reason``, progress and distance."""
+def turn_outcome(turn: SeatTurn, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The turn's verdict: ``legal``, ``executed``, ``optimal``, ``reason``, progress and distance.
+
+    ``previous``: the game's record of the turn before (``turn_change``).
+    """
     record = turn.record
     return {
         "legal": bool(record["legal"]),
         "executed": bool(record["executed"]),
         "optimal": bool(record["optimal"]),
         "reason": record.get("reason"),
-        **turn_change(record, turn.target),
+        **turn_change(record, turn.target, previous),
     }
 
 

@@ -48,7 +48,7 @@ def turn_reward(
     board after its move is this turn's board before, so its metrics are the
     ``before`` values and the board is not read and scored again.
     """
-    change = turn_change(record, target) if previous is None else chained_change(record, previous)
+    change = turn_change(record, target, previous)
     if name == "progress_delta":
         value = change["progress_after"] - change["progress_before"]
     elif name == "distance":
@@ -58,13 +58,3 @@ def turn_reward(
         value = 1.0 if done else 0.0
     return value - (failed_turn_penalty if record.get("failed") else 0.0)
 
-
-def chained_change(record: dict[str, Any], previous: dict[str, Any]) -> dict[str, float]:
-    """``turn_change`` of ``record`` given the game's previous turn record (its metrics after are ours before)."""
-    before, after = previous["progress_data"], record["progress_data"]
-    return {
-        "progress_before": float(before["progress"]),
-        "progress_after": float(after["progress"]),
-        "distance_before": int(before["distance"]),
-        "distance_after": int(after["distance"]),
-    }
