@@ -37,7 +37,7 @@ class TeamConfig:
     #: wall shows colour c at slot p, layer l" to the intent "place c at p, l" (a wide view to the large
     #: block along the wall), and ``speaker_prior / 2`` on the no-op; the mask keeps only what can be
     #: built now. 0: from nothing.
-    speaker_prior: float = 4.0
+    speaker_prior: float = 8.0
     #: The builder may not pass while training (a safe local optimum otherwise); it may at evaluation.
     mask_pass: bool = True
     num_envs: int = 256
