@@ -82,3 +82,43 @@ def test_hashing_a_dataset_loads_no_numba_kernel_and_keeps_its_digest():
     ).stdout.split(maxsplit=1)
     # the digest config.json recorded before the hash stopped loading kernels (a resume or merge compares it)
     assert out == ["79822e6e7a746604d10490b6220e6e32ba6ed89ee38d8c4107a284e2971e501e", "[]\n"]
+
+
+def _decode_board_per_cell(vector, n: int, height: int):
+    """``agents.decode.decode_board`` as it was written before it was vectorised: one cell and layer at a time."""
+    import numpy as np
+
+    from craft_env.core.encoding import large_value, small_value
+
+    block = np.asarray(vector[: n * n * height * 15]).reshape(n * n, height, 15)
+    out = np.full((n * n, height), -1, np.int16)
+    for cell in range(n * n):
+        for level in range(height):
+            channels = block[cell, level]
+            if channels[0] > 0.5:
+                out[cell, level] = 0
+                continue
+            codes = np.flatnonzero(channels[1:11] > 0.5)
+            if len(codes):
+                colour, large = int(codes[0]) // 2, int(codes[0]) % 2 == 1
+                directions = np.flatnonzero(channels[11:15] > 0.5)
+                first = int(directions[0]) if len(directions) else 0
+                out[cell, level] = large_value(colour, first) if large else small_value(colour)
+    return out
+
+
+@given(
+    st.sampled_from([(3, 3), (4, 3), (5, 2)]),
+    st.integers(0, 2**32 - 1),
+    st.floats(0.0, 0.4),
+)
+def test_decode_board_reads_every_cell_as_the_per_cell_reading_does(size, seed, density):
+    import numpy as np
+
+    from craft_env.agents.decode import decode_board
+
+    n, height = size
+    vector = (np.random.default_rng(seed).random(n * n * height * 15 + 40) < density).astype(np.float32)
+    got = decode_board(vector, n, height)
+    expected = _decode_board_per_cell(vector, n, height)
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)

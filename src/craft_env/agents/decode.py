@@ -18,23 +18,34 @@ from craft_env.core.views import seat_cell_indices
 UNSEEN = -1
 
 
+def _value_table() -> np.ndarray:
+    """int16 ``(10 block codes, 4 directions)``: the cell value of code ``1 + 2*colour + large`` (minus 1)
+    whose first direction channel set is the column (a small block ignores it)."""
+    table = np.empty((10, 4), np.int16)
+    for code in range(10):
+        for direction in range(4):
+            colour = code // 2
+            table[code, direction] = large_value(colour, direction) if code % 2 else small_value(colour)
+    return table
+
+
+_VALUES = _value_table()
+
+
 def decode_board(vector: np.ndarray, n: int, height: int) -> np.ndarray:
     """Cell values ``(n*n, height)`` (int16) from the board part; ``UNSEEN`` where no channel is set.
 
     Per cell and layer: the empty channel wins, else the first block code
     set (``1 + 2*colour + large``) and, for a large half, the first direction
-    set (0 when none is). Vectorised over cells: it runs once per director
-    turn of every scripted game.
+    set (0 when none is). Vectorised over cells, through a table of values:
+    it runs once per director turn of every scripted game.
     """
-    block = np.asarray(vector[: board_dim(n, height)]).reshape(n * n, height, BOARD_CHANNELS) > 0.5
-    codes = block[:, :, 1:11]
-    code = codes.argmax(axis=2)
-    colour = (code // 2).astype(np.int16)
-    direction = block[:, :, 11:15].argmax(axis=2).astype(np.int16)
-    values = np.where(code % 2 == 1, large_value(colour, direction), small_value(colour))
-    out = np.where(codes.any(axis=2), values, UNSEEN).astype(np.int16)
-    out[block[:, :, 0]] = 0
-    return out
+    block = np.asarray(vector[: board_dim(n, height)]).reshape(n * n * height, BOARD_CHANNELS) > 0.5
+    codes = block[:, 1:11]
+    values = _VALUES[codes.argmax(axis=1), block[:, 11:15].argmax(axis=1)]
+    out = np.where(codes.any(axis=1), values, np.int16(UNSEEN))
+    out[block[:, 0]] = 0
+    return out.reshape(n * n, height)
 
 
 def decode_wall_view(vector: np.ndarray, n: int, height: int) -> np.ndarray:
