@@ -9,7 +9,8 @@
   seat's chat and reply;
 * ``outcome``, ``split``, ``sft``, ``dpo``, ``export``: ``craft-env export
   --format sft|dpo``;
-* ``rewards``, ``text_env``: ``craft_env.text_env(...)``;
+* ``rewards``, ``text_env``: ``craft_env.text_env(...)``; ``workers``: its
+  games in several processes (``workers=K``);
 * ``trl`` (needs the ``train`` extra: torch, transformers, trl): a
   ``rollout_func`` for TRL's ``GRPOTrainer``;
 * ``openenv`` (needs the ``openenv`` package): the text environment as an
