@@ -148,3 +148,28 @@ def craft_env_entry(path):
     from craft_env.eval.leaderboard.entryfile import read_entry
 
     return read_entry(path)
+
+
+def test_a_one_policy_predictor_plays_the_evaluation_through_the_homogeneous_layout():
+    """``homogeneous_policy`` feeds a predictor what ``wrappers.homogeneous`` (flat) feeds SB3: the own
+    observation zero-padded, the role one-hot, the padded mask; its actions play the evaluation."""
+    from craft_env.jax.team.evaluate import homogeneous_policy, play
+    from craft_env.wrappers import homogeneous_parallel_env
+
+    wrapped = homogeneous_parallel_env(flat=True)
+    wrapped_obs, _ = wrapped.reset(seed=0)
+    seen = []
+
+    def predict(obs, masks):
+        seen.append((obs.copy(), masks.copy()))
+        return np.argmax(masks, axis=1)
+
+    env = craft_env.vector_env(1)
+    directors, builder = homogeneous_policy(predict, env.director_dim, env.builder_dim)
+    games = play("first legal", directors, builder, seeds=1)
+    assert len(games.progress) == 20 and np.isfinite(games.progress).all()
+    obs, masks = seen[0]
+    assert obs.shape[1] == wrapped.observation_space("builder").shape[0]
+    assert obs.shape[1] == wrapped_obs["builder"].shape[0]
+    np.testing.assert_array_equal(obs[:, wrapped.mask_slice], masks)
+    np.testing.assert_array_equal(obs[:, wrapped.obs_dim - 2], 1.0)  # every row seen first is a director's

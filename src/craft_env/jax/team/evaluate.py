@@ -14,6 +14,9 @@ Seats:
 
 * directors: ``random`` (uniform over each mask), ``scripted`` (``core.scripted``),
   ``learned``;
+* either: a callable ``(observations, masks) -> actions`` on the role's
+  batched ``vector_env`` arrays (``homogeneous_policy`` makes them from
+  a one-policy-for-all-agents predictor, as SB3 and RLlib train);
 * builder: ``random`` (uniform over its mask: legal moves and the pass),
   ``listener`` (the move the first director in speaking order asked for,
   when legal, else a random legal move; ``examples/builder_ppo.py``'s),
@@ -107,6 +110,37 @@ class LearnedPolicies:
         return np.asarray(self._builder(self.params, obs, mask, memory))
 
 
+def homogeneous_policy(predict, director_dim: int, builder_dim: int, num_intents: int = 145):
+    """``(directors, builder)`` callables for ``play`` from one policy over ``wrappers.homogeneous``'s flat
+    observations (own observation zero-padded, the role one-hot, then the padded mask).
+
+    ``predict(observations (N, D), masks (N, I)) -> actions (N,)``: e.g. SB3's
+    ``lambda o, m: model.predict(o, action_masks=m, deterministic=True)[0]``.
+    """
+    pad = max(director_dim, builder_dim)
+
+    def flat(own: np.ndarray, mask: np.ndarray, role: int) -> tuple[np.ndarray, np.ndarray]:
+        rows = own.shape[0]
+        out = np.zeros((rows, pad + 2 + num_intents), np.float32)
+        out[:, :own.shape[1]] = own
+        out[:, pad + role] = 1.0
+        masks = np.zeros((rows, num_intents), bool)
+        masks[:, :mask.shape[1]] = mask
+        out[:, pad + 2:] = masks
+        return out, masks
+
+    def directors(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        batch, seats = obs.shape[:2]
+        o, m = flat(obs.reshape(batch * seats, -1), masks.reshape(batch * seats, -1), 0)
+        return np.asarray(predict(o, m)).reshape(batch, seats)
+
+    def builder(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        o, m = flat(obs, mask, 1)
+        return np.asarray(predict(o, m))
+
+    return directors, builder
+
+
 def listen(env, mask: np.ndarray, meaning: np.ndarray, seed: int) -> np.ndarray:
     """The listener (module docstring): the first director in speaking order with a legal request."""
     spoken = env.spoken_intents.astype(np.int64)
@@ -124,6 +158,8 @@ def listen(env, mask: np.ndarray, meaning: np.ndarray, seed: int) -> np.ndarray:
 
 
 def _director_move(env, kind, obs, memory, policies, rng):
+    if callable(kind):
+        return kind(obs["directors"]["observation"], obs["directors"]["action_mask"])
     if kind == "scripted":
         return env.scripted_intents()
     if kind == "random":
@@ -133,6 +169,8 @@ def _director_move(env, kind, obs, memory, policies, rng):
 
 def _builder_move(env, kind, obs, memory, policies, meaning, rng):
     b = obs["builder"]
+    if callable(kind):
+        return kind(b["observation"], b["action_mask"])
     if kind == "random":
         return env.sample_actions(int(rng.integers(1 << 62)))
     if kind == "listener":
