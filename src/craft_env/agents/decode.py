@@ -9,6 +9,8 @@ of the target.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from craft_env.core.encoding import large_value, small_value
@@ -55,25 +57,31 @@ def decode_wall_view(vector: np.ndarray, n: int, height: int) -> np.ndarray:
     return np.argmax(block, axis=2).astype(np.int16)
 
 
+@lru_cache(maxsize=64)
+def wall_cells(seat: str, n: int) -> tuple[int, ...]:
+    """``core.views.seat_cell_indices`` as a tuple of ints, made once per seat and size."""
+    return tuple(seat_cell_indices(seat, n).tolist())
+
+
 def apparent_wall(board: np.ndarray, n: int, seat: str) -> np.ndarray:
     """What ``seat`` sees of ``board`` on its own wall, coded like ``decode_wall_view``.
 
     A large block looks large only when its other half is on the same wall;
     unseen cells read as empty.
     """
-    wall = seat_cell_indices(seat, n).tolist()
+    wall = wall_cells(seat, n)
+    rows = board[list(wall)].tolist()
     height = board.shape[1]
-    out = np.zeros((len(wall), height), np.int16)
+    out = [[0] * height for _ in wall]
     for slot, cell in enumerate(wall):
-        for level in range(height):
-            value = int(board[cell, level])
+        for level, value in enumerate(rows[slot]):
             if value <= 0:
                 continue
             if value < 6:
-                out[slot, level] = 1 + 2 * (value - 1)
+                out[slot][level] = 1 + 2 * (value - 1)
                 continue
             colour, direction = (value - 6) // 4, (value - 6) % 4
             di, dj = ((-1, 0), (1, 0), (0, -1), (0, 1))[direction]
             partner = (cell // n + di) * n + (cell % n + dj)
-            out[slot, level] = 1 + 2 * colour + (1 if partner in wall else 0)
-    return out
+            out[slot][level] = 1 + 2 * colour + (1 if partner in wall else 0)
+    return np.array(out, np.int16).reshape(len(wall), height)

@@ -20,10 +20,12 @@ the target.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply
-from craft_env.agents.decode import apparent_wall, decode_board, decode_wall_view
+from craft_env.agents.decode import apparent_wall, decode_board, decode_wall_view, wall_cells
 from craft_env.core.encoding import (
     COLOUR_NAMES,
     KIND_LARGE,
@@ -37,6 +39,12 @@ from craft_env.core.intents import intent_table
 from craft_env.core.scripted import scripted_intent
 from craft_env.core.views import seat_cell_indices
 from craft_env.text import intent_to_text, parse_director_message
+
+
+@lru_cache(maxsize=64)
+def _wall_array(seat: str, n: int) -> np.ndarray:
+    """``seat_cell_indices`` made once per seat and size, for the kernel (which only reads it; not shared)."""
+    return seat_cell_indices(seat, n)
 
 
 def _describe_code(code: int) -> str:
@@ -54,19 +62,21 @@ def wall_target(view: np.ndarray, seat: str, n: int) -> np.ndarray:
     wall stays empty. The kernel reads only the wall, so this stands in for
     the target without revealing anything the director does not see.
     """
-    wall = seat_cell_indices(seat, n).tolist()
+    wall = wall_cells(seat, n)
     slots, height = view.shape
+    codes = view.T.tolist()
     board = np.zeros((n * n, height), np.int8)
     for level in range(height):
+        row = codes[level]
         slot = 0
         while slot < slots:
-            code = int(view[slot, level])
+            code = row[slot]
             cell = wall[slot]
             if code == 0:
                 slot += 1
                 continue
             colour, wide = (code - 1) // 2, (code - 1) % 2 == 1
-            if wide and slot + 1 < slots and int(view[slot + 1, level]) == code:
+            if wide and slot + 1 < slots and row[slot + 1] == code:
                 other = wall[slot + 1]
                 here, there = (cell // n, cell % n), (other // n, other % n)
                 board[cell, level] = large_value(colour, direction_between(here, there))
@@ -95,7 +105,7 @@ class ScriptedDirector:
         board = decode_board(vector, n, height)
         view = decode_wall_view(vector, n, height)
         visible = np.where(board < 0, 0, board).astype(np.int8)
-        wall = seat_cell_indices(seat, n)
+        wall = _wall_array(seat, n)
         intent = int(scripted_intent(visible, wall_target(view, seat, n), n, wall, np.asarray(mask, np.int8)))
         seen, wanted = apparent_wall(visible, n, seat).T.tolist(), view.T.tolist()
         first = next(
