@@ -218,8 +218,9 @@ def test_structures_bank_and_protocol_paper_speaker_draws():
 def _vector_to_state(venv, phase: int) -> State:
     """A ``vector_env``'s episodes as a batched JAX ``State`` (every field from its arrays)."""
     info = venv._info
-    progress = jax.vmap(exact.progress, in_axes=(0, 0, None))(
-        jnp.asarray(venv.boards), jnp.asarray(venv.targets), jnp.asarray(VALUE_TO_CODE_INDEX.astype(np.int32)))
+    table = exact.ratio_table(venv.n, venv.height)
+    progress = jax.vmap(lambda b, t: exact.progress(b, t, jnp.asarray(VALUE_TO_CODE_INDEX.astype(np.int32)), table))(
+        jnp.asarray(venv.boards), jnp.asarray(venv.targets))
     return State(
         board=jnp.asarray(venv.boards), target=jnp.asarray(venv.targets),
         env_seed=u64.from_int64(info["env_seed"]), seed=u64.from_int64(info["seed"]),
@@ -287,7 +288,8 @@ def test_exact_scores_and_reward_equal_the_float64_ones(target_seed, board_seed,
     _equal("progress_delta", np.float32(want[3] - before[3]), reward)
 
 
-_scores_fn = jax.jit(lambda b, t: exact.scores(b, t, jnp.asarray(VALUE_TO_CODE_INDEX.astype(np.int32))))
+_scores_fn = jax.jit(lambda b, t: exact.scores(b, t, jnp.asarray(VALUE_TO_CODE_INDEX.astype(np.int32)),
+                                                exact.ratio_table(3, 3)))
 _delta_fn = jax.jit(exact.progress_delta)
 
 

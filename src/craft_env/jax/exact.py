@@ -15,26 +15,58 @@ are in [0, 3] and, when not 0, at least ``1/1080`` (``1 / (3 * 360)`` for
 the largest board), so ``F = 62`` (sums) and ``F = 63`` (progress) hold
 every float64 result exactly, ulp included.
 
-Float32 outputs are the float64 values rounded to 24 bits (``to_f32``);
-for a quotient of integers below ``2**24`` rounding the exact quotient
-once gives the same float32 as rounding its float64 (the quotient is at
-least ``2**-48`` of its size away from any float32 tie, beyond float64's
-error), which ``ratio_f32`` uses.
+The quotients of counts (``iou``, ``completion``, ...) take few values
+per board size: ``ratio_table`` holds every one, made on the host by
+numpy's float64 division, and the jitted scores look them up. Float32
+outputs are the float64 values rounded to 24 bits (``to_f32``); for a
+quotient of integers below ``2**24`` rounding the exact quotient once
+gives the same float32 as rounding its float64 (the quotient is at least
+``2**-48`` of its size away from any float32 tie, beyond float64's
+error), which ``ratio_f32`` (the turn fraction) uses.
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from craft_env.jax import u64
 from craft_env.jax.u64 import U64
 
 F_SCORE = 62  # fixed-point bits of the scores and their sums (values < 4)
 F_PROGRESS = 63  # of progress and the reward (values <= 1)
+
+
+class RatioTable(NamedTuple):
+    """Every quotient ``num / den`` a score of one board size takes (``0 <= num <= den <= largest``), made
+    once on the host from numpy's float64 division: the float64 in ``F_SCORE`` units and its float32.
+    Indexed ``num * (largest + 1) + den``."""
+
+    hi: np.ndarray  # uint32
+    lo: np.ndarray  # uint32
+    single: np.ndarray  # float32
+    side: int  # largest + 1
+
+
+def ratio_table(n: int, height: int) -> RatioTable:
+    """The quotients of ``scores`` for side ``n`` and ``height``: denominators up to the largest union of
+    code sets (``min(10, 2 * height)`` per cell), target entries and cells."""
+    cells = n * n
+    largest = max(min(10, 2 * height) * cells, cells * height, cells)
+    num, den = np.meshgrid(np.arange(largest + 1), np.arange(largest + 1), indexing="ij")
+    value = np.where(num <= den, num / np.maximum(den, 1), 0.0)
+    units = np.ldexp(value, F_SCORE).astype(np.uint64)  # exact: at most 53 significant bits, below 2**63
+    return RatioTable(
+        hi=(units >> np.uint64(32)).astype(np.uint32).ravel(),
+        lo=(units & np.uint64(0xFFFFFFFF)).astype(np.uint32).ravel(),
+        single=value.astype(np.float32).ravel(),
+        side=largest + 1,
+    )
 
 
 def _shl_const(value: jax.Array, k: int) -> U64:
@@ -105,7 +137,8 @@ def div_small(x: U64, d: jax.Array) -> tuple[U64, jax.Array]:
 
 
 def ratio(num: jax.Array, den: jax.Array, f: int) -> tuple[U64, jax.Array]:
-    """``(floor(num * 2**f / den), remainder)`` for ints ``0 <= num < 4 * den``, ``1 <= den < 2**16``.
+    """``(floor(num * 2**f / den), remainder)`` for ints ``0 <= num < 4 * den``, ``1 <= den < 2**16`` (any
+    shape).
 
     The exact quotient in units of ``2**-f`` is the first value plus
     ``remainder / den``.
@@ -173,9 +206,9 @@ def ratio_f32(num: jax.Array, den: jax.Array) -> jax.Array:
     return to_f32(round_sig(q, r, den, 24), 40)
 
 
-def scores(board: jax.Array, target: jax.Array, value_code: jax.Array) -> tuple[jax.Array, U64]:
-    """``core.metrics.fill_scores`` of one board: float32 ``(5,)`` (``METRIC_NAMES`` order) and the
-    float64 progress exactly, in units of ``2**-F_PROGRESS``."""
+def _counts(board: jax.Array, target: jax.Array, value_code: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The numerators and denominators of ``iou, completion, position_accuracy, voxel_iou``: int32 (4,) each
+    (``fill_scores``'s counts; an empty denominator's case folded in as ``0/1`` or ``1/1``)."""
     current = board.astype(jnp.int32)
     goal = target.astype(jnp.int32)
     cells = current.shape[0]
@@ -194,27 +227,47 @@ def scores(board: jax.Array, target: jax.Array, value_code: jax.Array) -> tuple[
     correct = jnp.sum(has_c & has_t & (code_c == code_t), dtype=jnp.int32)
     both = jnp.sum(has_c & has_t & (current == goal), dtype=jnp.int32)
     one = jnp.int32(1)
-    iou_num, iou_den = jnp.where(union > 0, inter, 0), jnp.maximum(union, 1)
-    comp_num = jnp.where(target_entries > 0, correct, jnp.where(either == 0, one, 0))
-    comp_den = jnp.maximum(target_entries, 1)
-    vox_num, vox_den = jnp.where(either > 0, both, one), jnp.maximum(either, 1)
-    parts = [ratio(num, den, F_SCORE) for num, den in ((iou_num, iou_den), (comp_num, comp_den), (matched, jnp.int32(cells)))]
-    iou, comp, pos = (round_sig(q, r, den, 53) for (q, r), den in zip(parts, (iou_den, comp_den, jnp.int32(cells))))
+    nums = jnp.stack([
+        jnp.where(union > 0, inter, 0),
+        jnp.where(target_entries > 0, correct, jnp.where(either == 0, one, 0)),
+        matched,
+        jnp.where(either > 0, both, one),
+    ])
+    dens = jnp.stack([jnp.maximum(union, 1), jnp.maximum(target_entries, 1), jnp.int32(cells), jnp.maximum(either, 1)])
+    return nums, dens
+
+
+def _progress(parts: U64) -> U64:
+    """float64 ``(iou + completion + position_accuracy) / 3`` from the three float64 parts (``F_SCORE`` units)."""
     exact = jnp.uint32(1)
-    s1 = round_sig(u64.add(iou, comp), jnp.uint32(0), exact, 53)
-    s2 = round_sig(u64.add(s1, pos), jnp.uint32(0), exact, 53)
+    s1 = round_sig(u64.add(U64(parts.hi[0], parts.lo[0]), U64(parts.hi[1], parts.lo[1])), jnp.uint32(0), exact, 53)
+    s2 = round_sig(u64.add(s1, U64(parts.hi[2], parts.lo[2])), jnp.uint32(0), exact, 53)
     q3, r3 = div_small(s2, jnp.uint32(3))
     carry = 2 * r3 >= 3
     p = u64.add(u64.add(q3, q3), u64.small(carry.astype(jnp.uint32)))
-    progress = round_sig(p, jnp.where(carry, 2 * r3 - 3, 2 * r3), jnp.uint32(3), 53)
-    out = jnp.stack([
-        ratio_f32(iou_num, iou_den),
-        ratio_f32(comp_num, comp_den),
-        ratio_f32(matched, jnp.int32(cells)),
-        to_f32(round_sig(progress, jnp.uint32(0), exact, 24), F_PROGRESS),
-        ratio_f32(vox_num, vox_den),
-    ])
-    return out, progress
+    return round_sig(p, jnp.where(carry, 2 * r3 - 3, 2 * r3), jnp.uint32(3), 53)
+
+
+def _looked_up(nums: jax.Array, dens: jax.Array, table: RatioTable) -> tuple[U64, jax.Array]:
+    index = nums * table.side + dens
+    return U64(jnp.asarray(table.hi)[index], jnp.asarray(table.lo)[index]), jnp.asarray(table.single)[index]
+
+
+def progress(board: jax.Array, target: jax.Array, value_code: jax.Array, table: RatioTable) -> U64:
+    """The board's float64 progress, exactly, in units of ``2**-F_PROGRESS``."""
+    nums, dens = _counts(board, target, value_code)
+    parts, _ = _looked_up(nums[:3], dens[:3], table)
+    return _progress(parts)
+
+
+def scores(board: jax.Array, target: jax.Array, value_code: jax.Array, table: RatioTable) -> tuple[jax.Array, U64]:
+    """``core.metrics.fill_scores`` of one board: float32 ``(5,)`` (``METRIC_NAMES`` order) and the
+    float64 progress exactly, in units of ``2**-F_PROGRESS``."""
+    nums, dens = _counts(board, target, value_code)
+    parts, singles = _looked_up(nums, dens, table)
+    value = _progress(U64(parts.hi[:3], parts.lo[:3]))
+    whole = to_f32(round_sig(value, jnp.uint32(0), jnp.uint32(1), 24), F_PROGRESS)
+    return jnp.concatenate([singles[:3], whole[None], singles[3:]]), value
 
 
 def progress_delta(after: U64, before: U64) -> jax.Array:

@@ -282,7 +282,7 @@ def fresh_episode(env_seed: U64, episode: jax.Array, target: jax.Array, t: Table
     generated = generator.generate(u64.derive_seed(seed, STREAM_TARGET, jnp.int32(0)), t)
     target = jnp.where(params.generate, generated, target)
     board = generator.start_board(target, params.start, t)
-    progress = exact.progress(board, target, jnp.asarray(t.value_code))
+    progress = exact.progress(board, target, jnp.asarray(t.value_code), t.ratios)
     actions = t.kind.shape[0]
     return State(
         board=board, target=target, env_seed=env_seed, seed=seed, episode=episode.astype(jnp.int32),
@@ -340,7 +340,7 @@ def play(state: State, action: jax.Array, t: Tables, params: Params, ot: oracle.
     moved, layer, _ = apply_action(board, heights, action, t)
     board_after = jnp.where(ok, moved, board)
     layer = jnp.where(ok, layer, -1)
-    scores, progress = exact.scores(board_after, state.target, jnp.asarray(t.value_code))
+    scores, progress = exact.scores(board_after, state.target, jnp.asarray(t.value_code), t.ratios)
     after = oracle.distance(board_after, state.target, ot)
     is_optimal = ok & state.optimal[a_id]
     in_candidates = state.builder_mask[a_id] & (a_id != t.noop)

@@ -21,6 +21,7 @@ from craft_env.core.game import pair_cells
 from craft_env.core.intents import intent_table
 from craft_env.core.observation import BOARD_CHANNELS
 from craft_env.core.views import seat_cell_indices
+from craft_env.jax.exact import RatioTable, ratio_table
 
 __all__ = ["Tables", "make_tables", "KIND_SMALL", "KIND_LARGE", "KIND_REMOVE", "KIND_NOOP"]
 
@@ -42,6 +43,7 @@ class Tables(NamedTuple):
     wall_partner_on_wall: np.ndarray  # int32 (S, n, 4): 1 when direction d from slot p stays on the wall
     intent_action: np.ndarray  # int32 (S, I): the action an intent denotes (-1: none)
     intent_layer: np.ndarray  # int32 (S, I): the layer it names
+    ratios: RatioTable  # every score quotient of this size (``exact.ratio_table``)
     noop: int
     n: int
     height: int
@@ -94,6 +96,7 @@ def make_tables(n: int, height: int, seats: tuple[str, ...]) -> Tables:
         wall_partner_on_wall=on_wall,
         intent_action=np.stack([t.action for t in intents]).astype(np.int32),
         intent_layer=np.stack([t.layer for t in intents]).astype(np.int32),
+        ratios=ratio_table(n, height),
         noop=table.noop,
         n=n,
         height=height,
