@@ -17,6 +17,7 @@ the turn's two phases.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 
@@ -28,6 +29,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import craft_env  # noqa: E402
 from craft_env.core import game as core_game  # noqa: E402
+from craft_env.core import random as core_random  # noqa: E402
 from craft_env.core.generator import generate_array  # noqa: E402
 from craft_env.core.metrics import METRIC_NAMES, fill_scores  # noqa: E402
 from craft_env.core.encoding import VALUE_TO_CODE_INDEX  # noqa: E402
@@ -301,3 +303,25 @@ def test_keywords_vector_env_refuses_are_refused_by_name():
     with pytest.raises(ValueError, match="reward"):
         make(reward="shaped")
     assert make(copy=True).agents == ["director_1", "director_2", "director_3", "builder"]
+
+
+@numba.njit  # not cached: a test leaves no files behind
+def _numba_draws(seed, stream, index, bounds, out):
+    state = np.uint64(core_random.derive_seed(seed, stream, index))
+    for k in range(bounds.shape[0]):
+        state, out[k] = core_random.draw(state, bounds[k])
+
+
+_jax_draws = jax.jit(lambda seed, stream_index, bounds: jax.lax.scan(
+    lambda state, bound: u64.draw(state, bound), u64.derive_seed(seed, 3, stream_index), bounds)[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**63 - 1), st.integers(0, 10**6), st.lists(st.integers(1, 5000), min_size=16, max_size=16))
+def test_splitmix_streams_draw_the_cores_numbers(seed, index, bounds):
+    """``u64.derive_seed`` and ``u64.draw`` on uint32 pairs give ``core.random``'s uint64 draws."""
+    bounds = np.array(bounds, np.int64)
+    want = np.empty(16, np.int64)
+    _numba_draws(np.int64(seed), core_random.STREAM_CANDIDATES, np.int64(index), bounds, want)
+    got = _jax_draws(u64.from_int64(np.int64(seed)), jnp.int32(index), jnp.asarray(bounds, jnp.uint32))
+    _equal("draws", want, np.asarray(got).astype(np.int64))
