@@ -292,11 +292,13 @@ class Structure:
     def to_dict(self, views: bool = True) -> dict[str, Any]:
         """The paper format: ``structure`` ("(i,j)" keys), ``spans`` (string layer keys), views, metadata."""
         n = self.n
-        structure = {format_position((k // n, k % n)): self.stack(k // n, k % n) for k in range(n * n)}
+        rows = self._cells.tolist()  # plain ints: this runs for every logged turn's board
+        structure = {format_position((k // n, k % n)): [value_code(v) for v in rows[k] if v != 0]
+                     for k in range(n * n)}
         spans: dict[str, list[list[str]]] = {}
         for level in range(self.height):
             for k in range(n * n):
-                value = int(self._cells[k, level])
+                value = rows[k][level]
                 if value >= 6 and (value - 6) % 4 in (1, 3):
                     p = _PARTNER_CELL(n, k, value)
                     spans.setdefault(str(level), []).append(
