@@ -38,7 +38,7 @@ from pathlib import Path
 PRESETS = {
     # name: (config names, shared settings)
     "ci": (("team",), dict(num_envs=64, rollout=20, updates=20, hidden=64, minibatches=2, epochs=2,
-                           seeds=(0,), memory=1)),
+                           seeds=(0, 1), memory=1)),
     "cpu": (("team", "directors+listener", "scripted+builder"),
             dict(num_envs=128, rollout=20, updates=80, hidden=128, minibatches=4, seeds=(0,))),
     "gpu": (("team", "team-no-prior", "directors+listener", "scripted+builder"),

@@ -80,10 +80,12 @@ def literal_speaker(shapes: Shapes, width: int) -> np.ndarray:
     the wall" from ``p`` and half from ``p - 1`` (the neighbour's view decides which is the block's left
     slot). Intent ids: ``core.intents``.
     """
-    cells_layers = (shapes.num_intents - 1) // 16  # n * height
-    n = shapes.intents_offset // (cells_layers * 15)
-    height = cells_layers // n
     out = np.zeros((width, shapes.num_intents), np.float32)
+    cells_layers = (shapes.num_intents - 1) // 16  # n * height
+    n = shapes.intents_offset // max(cells_layers * 15, 1)
+    if n < 1 or cells_layers % n or shapes.intents_offset != n * cells_layers * 15:
+        return out  # not the game's layout (the mock game of the tests): no literal start
+    height = cells_layers // n
     for p in range(n):
         for level in range(height):
             view = shapes.intents_offset + (p * height + level) * VIEW_CHANNELS
