@@ -40,9 +40,8 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from craft_env.jax import make, u64
+from craft_env.jax import make
 
 QUICK_SIZES = (1024, 4096)
 SIZES = (1024, 4096, 16384, 65536, 262144, 1048576)
@@ -178,7 +177,7 @@ def bench(args: argparse.Namespace) -> None:
 def verify(turns: int, batch: int) -> None:
     """Play ``turns`` turns side by side and compare everything (``tests/test_jax_game.py``'s ``play``)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    import test_jax_game  # noqa: PLC0415  (the CI test's comparison, reused at scale)
+    import test_jax_game
 
     pair = test_jax_game.Pair(batch)
     played, seed = 0, 0

@@ -24,18 +24,18 @@ import pytest
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-import craft_env  # noqa: E402
-from craft_env.core import game as core_game  # noqa: E402
-from craft_env.core import random as core_random  # noqa: E402
-from craft_env.core.generator import generate_array  # noqa: E402
-from craft_env.core.metrics import METRIC_NAMES, fill_scores  # noqa: E402
-from craft_env.core.encoding import VALUE_TO_CODE_INDEX  # noqa: E402
-from craft_env.core.starts import fill_start  # noqa: E402
-from craft_env.jax import exact, make, u64  # noqa: E402
-from craft_env.jax.game import PHASE_BUILDER, PHASE_DIRECTORS, State  # noqa: E402
+import craft_env
+from craft_env.core import game as core_game
+from craft_env.core import random as core_random
+from craft_env.core.encoding import VALUE_TO_CODE_INDEX
+from craft_env.core.generator import generate_array
+from craft_env.core.metrics import METRIC_NAMES, fill_scores
+from craft_env.core.starts import fill_start
+from craft_env.jax import exact, make, u64
+from craft_env.jax.game import PHASE_BUILDER, PHASE_DIRECTORS, State
 
 BATCH = 2048
 INT_INFOS = ("reason", "layer", "distance", "optimal", "remove_prescribed", "remove_attempted", "followed_oracle",

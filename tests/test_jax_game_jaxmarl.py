@@ -19,8 +19,8 @@ import pytest
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
-import craft_env  # noqa: E402
-from craft_env.jax import make  # noqa: E402
+import craft_env
+from craft_env.jax import make
 
 #: jaxmarl 0.2.0 ``MultiAgentEnv``: method -> its parameters after ``self``.
 MULTI_AGENT_ENV = {

@@ -27,6 +27,7 @@ from there every episode and turn draws the core's SplitMix64 streams.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,7 +56,7 @@ REFUSED = {
     "render_target": "the JAX env does not render",
 }
 #: Every keyword ``make``/``CraftJaxEnv`` accepts: ``make_config``'s plus ``vector_env``'s own.
-KEYWORDS = frozenset(make_config.__code__.co_varnames[:make_config.__code__.co_argcount]) | {"structures", "copy"}
+KEYWORDS = frozenset(inspect.signature(make_config).parameters) | {"structures", "copy"}
 
 #: The step infos of a builder step (``vector_env``'s names), each a scalar per env.
 MOVE_INFOS = ("reason", "layer", "distance", "optimal", "remove_prescribed", "remove_attempted",
@@ -159,7 +160,7 @@ class CraftJaxEnv:
         self.action_spaces[BUILDER] = Discrete(self.num_actions)
         self._reset_seeded = None
 
-    def with_params(self, params: Params, targets: jax.Array | None = None) -> "CraftJaxEnv":
+    def with_params(self, params: Params, targets: jax.Array | None = None) -> CraftJaxEnv:
         """This env with other ``Params`` (and target bank): pass them as traced arguments to one jitted
         function and every configuration of this board size and seating shares its compile."""
         other = copy.copy(self)

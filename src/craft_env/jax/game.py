@@ -34,8 +34,22 @@ import jax.numpy as jnp
 
 from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, KIND_SMALL
 from craft_env.core.game import REWARD_DISTANCE, REWARD_PROGRESS_DELTA
-from craft_env.core.random import STREAM_CANDIDATES, STREAM_ORDER, STREAM_TARGET, STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE
-from craft_env.core.rules import COVERED_HALF, HIDDEN_SPAN, NOTHING_TO_REMOVE, OK, STACK_FULL, UNEVEN_SPAN, UNKNOWN_ACTION
+from craft_env.core.random import (
+    STREAM_CANDIDATES,
+    STREAM_ORDER,
+    STREAM_TARGET,
+    STREAM_VECTOR_ENV,
+    STREAM_VECTOR_EPISODE,
+)
+from craft_env.core.rules import (
+    COVERED_HALF,
+    HIDDEN_SPAN,
+    NOTHING_TO_REMOVE,
+    OK,
+    STACK_FULL,
+    UNEVEN_SPAN,
+    UNKNOWN_ACTION,
+)
 from craft_env.jax import exact, generator, oracle, u64
 from craft_env.jax.tables import Tables
 from craft_env.jax.u64 import U64

@@ -70,13 +70,14 @@ def generate(seed: u64.U64, tables: Tables) -> jax.Array:
         row = jnp.where(large & (cell_ids == c + steps[d]), 6 + 4 * colour + (d ^ 1), row)
         return state, order, row, level
 
-    rows = []
-    for level in range(h):
+    def level_step(level, carry):
+        state, board = carry
         state, order = jax.lax.fori_loop(0, cells - 1, shuffle_step, (state, cell_ids))
-        state, _, row, _ = jax.lax.fori_loop(
-            0, cells, place_step, (state, order, jnp.zeros(cells, jnp.int32), jnp.int32(level)))
-        rows.append(row)
-    return jnp.stack(rows, axis=1).astype(jnp.int8)
+        state, _, row, _ = jax.lax.fori_loop(0, cells, place_step, (state, order, jnp.zeros(cells, jnp.int32), level))
+        return state, board.at[:, level].set(row)
+
+    _, board = jax.lax.fori_loop(0, h, level_step, (state, jnp.zeros((cells, h), jnp.int32)))
+    return board.astype(jnp.int8)
 
 
 def start_board(target: jax.Array, start: jax.Array, tables: Tables) -> jax.Array:

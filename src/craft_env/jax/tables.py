@@ -16,14 +16,21 @@ from typing import NamedTuple
 
 import numpy as np
 
-from craft_env.core.encoding import KIND_LARGE, KIND_NOOP, KIND_REMOVE, KIND_SMALL, VALUE_TO_CODE_INDEX, action_table
+from craft_env.core.encoding import (
+    KIND_LARGE,
+    KIND_NOOP,
+    KIND_REMOVE,
+    KIND_SMALL,
+    VALUE_TO_CODE_INDEX,
+    action_table,
+)
 from craft_env.core.game import pair_cells
 from craft_env.core.intents import intent_table
 from craft_env.core.observation import BOARD_CHANNELS
 from craft_env.core.views import seat_cell_indices
 from craft_env.jax.exact import RatioTable, ratio_table
 
-__all__ = ["Tables", "make_tables", "KIND_SMALL", "KIND_LARGE", "KIND_REMOVE", "KIND_NOOP"]
+__all__ = ["KIND_LARGE", "KIND_NOOP", "KIND_REMOVE", "KIND_SMALL", "Tables", "make_tables"]
 
 
 class Tables(NamedTuple):
