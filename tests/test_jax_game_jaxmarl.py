@@ -60,10 +60,11 @@ def test_reset_from_keys_under_vmap():
 
 def test_generic_step_with_episode_returns_equals_vector_env():
     """``vmap(env.step)`` in a jitted scan (every agent acts every step; the idle role's no-op), returns
-    kept like ``LogWrapper`` (running return, zeroed at ``dones["__all__"]``), against ``vector_env``."""
+    kept like ``LogWrapper`` (running return, zeroed at ``dones["__all__"]``), against ``vector_env``, on a
+    4x4x2 board with seats D0, D2, D3: every observation, mask, reward, done and the global state."""
     batch, turns, seed = 128, 14, 5
-    # A bank of targets (the bundled set): the compile leaves the generator out (test_jax_game.py plays it).
-    config = {"protocol": "paper", "oracle_n": 3, "max_turns": 5, "structures": list(range(20))}
+    # Another size and seating than test_jax_game.py's (its own compile either way).
+    config = {"protocol": "paper", "oracle_n": 3, "max_turns": 5, "n": 4, "height": 2, "seats": ("D0", "D2", "D3")}
     env = make(**config)
     venv = craft_env.vector_env(batch, **config)
     venv.reset(seed=seed)
@@ -80,7 +81,9 @@ def test_generic_step_with_episode_returns_equals_vector_env():
         done = dones["__all__"]
         returned = jnp.where(done, running, returned)
         running = jnp.where(done, 0.0, running)
-        return (states, running, returned), (obs["builder"], rewards["builder"], done, returned)
+        masks = jax.vmap(env.get_avail_actions)(states)
+        return (states, running, returned), (obs, masks, jax.vmap(env.world_state)(states), rewards["builder"],
+                                             done, returned)
 
     steps = []
     for t in range(turns):
@@ -88,13 +91,19 @@ def test_generic_step_with_episode_returns_equals_vector_env():
         steps.append({**{a: np.zeros(batch, np.int64) for a in env.directors}, "builder": builder[t]})
     stacked = {a: jnp.asarray(np.stack([s[a] for s in steps]), jnp.int32) for a in env.agents}
     zeros = jnp.zeros(batch, jnp.float32)
-    _, (obs, rewards, dones, returned) = jax.jit(lambda s, a: jax.lax.scan(phase, (s, zeros, zeros), a))(states, stacked)
+    _, outputs = jax.jit(lambda s, a: jax.lax.scan(phase, (s, zeros, zeros), a))(states, stacked)
+    obs, masks, world, rewards, dones, returned = jax.tree_util.tree_map(np.asarray, outputs)
     running = np.zeros(batch, np.float32)
     last = np.zeros(batch, np.float32)
     for t in range(turns):
         for p, actions in ((2 * t, intents[t]), (2 * t + 1, builder[t])):
             vobs, r, term, trunc, _ = venv.step(actions)
-            np.testing.assert_array_equal(vobs["builder"]["observation"], np.asarray(obs[p]), err_msg=f"step {p}")
+            np.testing.assert_array_equal(vobs["builder"]["observation"], obs["builder"][p], err_msg=f"step {p}")
+            np.testing.assert_array_equal(vobs["builder"]["action_mask"].astype(bool), masks["builder"][p])
+            for k, agent in enumerate(env.directors):
+                np.testing.assert_array_equal(vobs["directors"]["observation"][:, k], obs[agent][p], err_msg=agent)
+                np.testing.assert_array_equal(vobs["directors"]["action_mask"][:, k].astype(bool), masks[agent][p])
+            np.testing.assert_array_equal(venv.state(), world[p], err_msg=f"step {p}")
             np.testing.assert_array_equal(r, np.asarray(rewards[p]), err_msg=f"step {p}")
             np.testing.assert_array_equal(term | trunc, np.asarray(dones[p]), err_msg=f"step {p}")
             running = running + r
