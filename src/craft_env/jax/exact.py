@@ -285,11 +285,6 @@ def threshold(value: float) -> int:
     return math.ceil(Fraction(value) * (1 << F_PROGRESS))
 
 
-def at_least(progress: U64, units: int) -> jax.Array:
-    """Whether ``progress >= units`` (``threshold``)."""
-    return ge(progress, u64.const(min(units, (1 << 64) - 1)))
-
-
 def turn_fraction(turn: jax.Array, max_turns: jax.Array) -> jax.Array:
     """float32 of the float64 ``min(turn / max_turns, 1)`` (``core.observation.played_fraction``).
 
