@@ -28,20 +28,24 @@ OPTIONAL = {
     "craft_env.jax": "jax",  # the jax extra: the package and every module below it
 }
 #: Modules whose functions may import the package's own modules.
-LAZY_OWN = {"cli.py": "each subcommand imports what it runs (the module's docstring)"}
+LAZY_OWN = {
+    "cli.py": "each subcommand imports what it runs (the module's docstring)",
+    "train/text_env.py": "train.workers imports this module: its process env is imported when workers= asks for it",
+}
 
 
 def _function_imports(path: Path) -> list[tuple[int, str]]:
+    """The imports inside functions (a module-level ``try``/``if`` around an import keeps it at the top)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    top = {id(node) for node in tree.body}
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    for function in (node for node in ast.walk(tree) if isinstance(node, functions)):
+        for node in ast.walk(function):
             if isinstance(node, ast.ImportFrom):
                 found.append((node.lineno, "." * node.level + (node.module or "")))
-            else:
+            elif isinstance(node, ast.Import):
                 found.extend((node.lineno, alias.name) for alias in node.names)
-    return found
+    return sorted(set(found))
 
 
 def _modules() -> list[str]:
