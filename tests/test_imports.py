@@ -75,6 +75,10 @@ def test_only_the_named_modules_are_imported_inside_functions():
 _IMPORT_EACH = """
 import importlib, os, sys
 import gymnasium, numba, numpy, pettingzoo  # preloaded: each child imports only the package's own modules
+try:
+    import jax, jax.numpy  # the jax extra's modules import it; preloaded once (its backend starts in the child)
+except ImportError:
+    pass
 failed = []
 for module in sys.argv[1:]:
     pid = os.fork()
