@@ -32,6 +32,8 @@ def _value_table() -> np.ndarray:
 
 
 _VALUES = _value_table()
+#: ``decode_board``'s last board part and its reading (every director of a turn decodes the same board).
+_last_board: list = [None, None]
 
 
 def decode_board(vector: np.ndarray, n: int, height: int) -> np.ndarray:
@@ -40,14 +42,22 @@ def decode_board(vector: np.ndarray, n: int, height: int) -> np.ndarray:
     Per cell and layer: the empty channel wins, else the first block code
     set (``1 + 2*colour + large``) and, for a large half, the first direction
     set (0 when none is). Vectorised over cells, through a table of values:
-    it runs once per director turn of every scripted game.
+    it runs once per director turn of every scripted game, and the last
+    reading is kept (the turn's directors share one board when they see it
+    whole).
     """
-    block = np.asarray(vector[: board_dim(n, height)]).reshape(n * n * height, BOARD_CHANNELS) > 0.5
+    part = np.asarray(vector[: board_dim(n, height)])
+    key = (n, height, part.dtype.str, part.tobytes())
+    if _last_board[0] == key:  # the turn's other directors see the same board
+        return _last_board[1].copy()
+    block = part.reshape(n * n * height, BOARD_CHANNELS) > 0.5
     codes = block[:, 1:11]
     values = _VALUES[codes.argmax(axis=1), block[:, 11:15].argmax(axis=1)]
     out = np.where(codes.any(axis=1), values, np.int16(UNSEEN))
     out[block[:, 0]] = 0
-    return out.reshape(n * n, height)
+    out = out.reshape(n * n, height)
+    _last_board[:] = [key, out.copy()]
+    return out
 
 
 def decode_wall_view(vector: np.ndarray, n: int, height: int) -> np.ndarray:

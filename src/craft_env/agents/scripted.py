@@ -99,6 +99,8 @@ class ScriptedDirector:
     name = "scripted"
     #: It reads the numeric observation only (the runner renders it no text observation).
     reads_text = False
+    #: ``((seat, n, target view bytes), wall_target(...))`` of the last choice (the kernel only reads it).
+    _target: tuple | None = None
 
     def choose(self, vector: np.ndarray, mask: np.ndarray, seat: str, n: int, height: int) -> tuple[int, str]:
         """``(intent id, private note)`` for a numeric observation and intent mask."""
@@ -106,7 +108,10 @@ class ScriptedDirector:
         view = decode_wall_view(vector, n, height)
         visible = np.where(board < 0, 0, board).astype(np.int8)
         wall = _wall_array(seat, n)
-        intent = int(scripted_intent(visible, wall_target(view, seat, n), n, wall, np.asarray(mask, np.int8)))
+        key = (seat, n, view.tobytes())
+        if self._target is None or self._target[0] != key:  # the target view is the episode's
+            self._target = (key, wall_target(view, seat, n))
+        intent = int(scripted_intent(visible, self._target[1], n, wall, np.asarray(mask, np.int8)))
         seen, wanted = apparent_wall(visible, n, seat).T.tolist(), view.T.tolist()
         first = next(
             (
