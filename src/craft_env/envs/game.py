@@ -162,6 +162,8 @@ class CraftGame:
         self.conversation: list[dict[str, Any]] = []
         # Text renderings that stay valid for the episode or until the board changes (``envs.textobs``).
         self.text_cache: dict[Any, Any] = {}
+        #: ``(board bytes, Structure)`` of the last ``board_structure`` (the runner reads it per agent turn).
+        self._board_kept: tuple[bytes, Structure] | None = None
         self.last_move: Move | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -384,7 +386,12 @@ class CraftGame:
         return out
 
     def board_structure(self) -> Structure:
-        return Structure.adopt(self.board.copy(), self.n)
+        """The board as an (immutable) ``Structure``; the same object until the board changes."""
+        cells = self.board.tobytes()
+        kept = self._board_kept
+        if kept is None or kept[0] != cells:
+            kept = self._board_kept = (cells, Structure.adopt(self.board.copy(), self.n))
+        return kept[1]
 
     def target_structure(self) -> Structure:
         if self.config.structure is not None:
