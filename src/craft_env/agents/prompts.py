@@ -16,6 +16,7 @@ a paragraph on the paper's rules to both system prompts.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from typing import Any, Sequence
@@ -50,12 +51,14 @@ ARCHETYPES: dict[str, str] = {
 ARCHETYPE_NAMES = tuple(ARCHETYPES)
 
 
+@functools.lru_cache(maxsize=4096)  # every director turn asks; a game asks the same three
 def archetype_for(structure_index: int, run: int, seat: str) -> str:
     """The archetype of director ``seat`` in game (``structure_index``, ``run``): stable across processes."""
     digest = hashlib.sha256(f"craft-archetype:{structure_index}:{run}:{seat}".encode()).digest()
     return ARCHETYPE_NAMES[int.from_bytes(digest[:8], "big") % len(ARCHETYPE_NAMES)]
 
 
+@functools.lru_cache(maxsize=4096)
 def paper_archetype_for(structure_index: int, run: int, seat: str) -> str:
     """The paper's archetype of ``seat`` for 0-based ``structure_index`` and ``run`` (its ``--run``).
 
