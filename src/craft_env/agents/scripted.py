@@ -166,6 +166,13 @@ def similarity(table, heard: int, heard_layer: int, candidate: int, candidate_la
     return score
 
 
+@lru_cache(maxsize=65536)
+def _board_similarity(n: int, heard: int, heard_layer: int, candidate: int, candidate_layer: int) -> float:
+    """``similarity`` on ``action_table(n)``, remembered (a builder scores every candidate against
+    every instruction each turn, and games repeat the same pairs)."""
+    return similarity(action_table(n), heard, heard_layer, candidate, candidate_layer)
+
+
 class ScriptedBuilder:
     """A rule-based builder that understands the scripted directors' English."""
 
@@ -215,15 +222,16 @@ class ScriptedBuilder:
         ]
         if not candidates:
             return BuilderReply(action=table.noop, think="no candidates")
+        n = context.n
         scores = []
         for action, layer in candidates:
-            scores.append(sum(w * similarity(table, h, hl, action, layer) for _, h, hl, w in heard))
+            scores.append(sum(w * _board_similarity(n, h, hl, action, layer) for _, h, hl, w in heard))
         best = int(np.argmax(scores))
         action, layer = candidates[best]
         if scores[best] <= 0:
             return BuilderReply(action=action, think="no instruction matches a candidate; taking the first")
         followed = tuple(
-            dict.fromkeys(seat for seat, h, hl, _ in heard if similarity(table, h, hl, action, layer) > 0)
+            dict.fromkeys(seat for seat, h, hl, _ in heard if _board_similarity(n, h, hl, action, layer) > 0)
         )
         return BuilderReply(action=action, followed=followed, think=f"best match scores {scores[best]:.2f}")
 
