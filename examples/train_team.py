@@ -35,16 +35,15 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
+_GPU = {"num_envs": 2048, "rollout": 20, "updates": 100, "hidden": 256, "minibatches": 8, "seeds": (0, 1, 2)}
 PRESETS = {
     # name: (config names, shared settings)
-    "ci": (("team",), dict(num_envs=64, rollout=20, updates=20, hidden=64, minibatches=2, epochs=2,
-                           seeds=(0, 1), memory=1)),
+    "ci": (("team",), {"num_envs": 64, "rollout": 20, "updates": 20, "hidden": 64, "minibatches": 2, "epochs": 2,
+                       "seeds": (0, 1), "memory": 1}),
     "cpu": (("team", "directors+listener", "scripted+builder"),
-            dict(num_envs=128, rollout=20, updates=80, hidden=128, minibatches=4, seeds=(0,))),
-    "gpu": (("team", "team-no-prior", "directors+listener", "scripted+builder"),
-            dict(num_envs=2048, rollout=20, updates=100, hidden=256, minibatches=8, seeds=(0, 1, 2))),
-    "gpu-ablations": (("team-ippo", "team-no-memory", "team-separate"),
-                      dict(num_envs=2048, rollout=20, updates=100, hidden=256, minibatches=8, seeds=(0, 1, 2))),
+            {"num_envs": 128, "rollout": 20, "updates": 80, "hidden": 128, "minibatches": 4, "seeds": (0,)}),
+    "gpu": (("team", "team-no-prior", "directors+listener", "scripted+builder"), _GPU),
+    "gpu-ablations": (("team-ippo", "team-no-memory", "team-separate"), _GPU),
 }
 
 #: What each config changes from the preset's settings.
@@ -116,12 +115,12 @@ def say(line: str) -> None:
 
 def train_all(configs, out: Path, chunk: int):
     """Train every config, saving each one's parameters at once; returns ``{name: Run}``."""
+    import jax
+
     from craft_env.jax.team import checkpoint
     from craft_env.jax.team.game import jax_game
     from craft_env.jax.team.policy import shapes_of
     from craft_env.jax.team.train import train
-
-    import jax
 
     device = jax.devices()[0]
     say(f"jax {jax.__version__} on {device.platform}: {getattr(device, 'device_kind', device)}")
@@ -131,7 +130,7 @@ def train_all(configs, out: Path, chunk: int):
         say(f"== {name}: {len(cfg.seeds)} seed(s) x {cfg.updates} updates x {cfg.turns_per_update:,} turns")
         try:
             run = train(game, cfg, chunk=chunk, report=say)
-        except Exception:  # one config's fault costs that config only
+        except Exception:  # noqa: BLE001 - one config's fault costs that config only
             say(f"== {name}: training failed\n" + traceback.format_exc())
             continue
         checkpoint.save(out / name, run.params, cfg, shapes_of(game),
@@ -172,11 +171,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         teams = {name: (run.params, run.cfg) for name, run in runs.items()}
         try:
             pipeline.save_curves(out, runs)
-        except Exception:  # a plotting fault must not cost the evaluation
+        except Exception:  # noqa: BLE001 - a plotting fault must not cost the evaluation
             say("curves: failed\n" + traceback.format_exc())
     try:
         lines = pipeline.evaluate_all(teams, out, args.eval_seeds, say)
-    except Exception:  # the saved parameters stay; the fault is reported
+    except Exception:  # noqa: BLE001 - the saved parameters stay; the fault is reported
         say("evaluation: failed\n" + traceback.format_exc())
         return 1
     say("\n".join(lines))

@@ -12,13 +12,14 @@ import pytest
 jax = pytest.importorskip("jax")
 pytest.importorskip("optax")
 
-import jax.numpy as jnp  # noqa: E402
+import jax.numpy as jnp
 
-import craft_env  # noqa: E402
-from craft_env.jax.team import checkpoint, policy as pol  # noqa: E402
-from craft_env.jax.team.config import TeamConfig  # noqa: E402
-from craft_env.jax.team.mock import mock_game  # noqa: E402
-from craft_env.jax.team.scripted import scripted_intents, walls_of  # noqa: E402
+import craft_env
+from craft_env.jax.team import checkpoint
+from craft_env.jax.team import policy as pol
+from craft_env.jax.team.config import TeamConfig
+from craft_env.jax.team.mock import mock_game
+from craft_env.jax.team.scripted import scripted_intents, walls_of
 
 
 @pytest.mark.parametrize("protocol", ["craft", "paper"])

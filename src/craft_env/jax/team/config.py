@@ -8,7 +8,7 @@ director phase and one builder phase each) are played per update and seed.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 DIRECTOR_MODES = ("learned", "scripted")
 BUILDER_MODES = ("learned", "listener")
@@ -58,7 +58,6 @@ class TeamConfig:
     reward: str = "distance"
     max_turns: int = 20
     seeds: tuple[int, ...] = (0, 1, 2)
-    extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name, allowed in (("directors", DIRECTOR_MODES), ("builder", BUILDER_MODES), ("critic", CRITICS)):
@@ -81,7 +80,7 @@ class TeamConfig:
     def turns_per_update(self) -> int:
         return self.num_envs * self.rollout
 
-    def replace(self, **changes) -> "TeamConfig":
+    def replace(self, **changes) -> TeamConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
@@ -90,7 +89,7 @@ class TeamConfig:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TeamConfig":
+    def from_dict(cls, data: dict) -> TeamConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:

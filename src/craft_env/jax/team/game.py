@@ -18,8 +18,9 @@ critic. ``meaning[k, i]`` is the builder action intent ``i`` of seat ``k`` names
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -11,8 +11,9 @@ from craft_env.jax.team import checkpoint, report
 from craft_env.jax.team.entry import write_team_entry
 from craft_env.jax.team.evaluate import LearnedPolicies, play
 from craft_env.jax.team.game import intent_actions
-from craft_env.jax.team.speech import HEADER as SPEECH_HEADER, SpeechLog
 from craft_env.jax.team.policy import Shapes
+from craft_env.jax.team.speech import HEADER as SPEECH_HEADER
+from craft_env.jax.team.speech import SpeechLog
 
 #: Baseline rows: (name, directors, builder).
 BASELINES = (("random team", "random", "random"), ("scripted + listener", "scripted", "listener"))
@@ -40,7 +41,6 @@ def save_curves(out: Path, runs: dict) -> None:
 
 def _shapes() -> Shapes:
     import craft_env
-
     from craft_env.jax.team.game import intents_offset
 
     env = craft_env.vector_env(1)
