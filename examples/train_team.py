@@ -51,7 +51,7 @@ CONFIGS = {
     "team": {},
     "team-ippo": {"critic": "independent"},
     "team-no-memory": {"memory": 0},
-    "team-no-prior": {"prior": 0.0},
+    "team-no-prior": {"prior": 0.0, "speaker_prior": 0.0},
     "team-separate": {"share_directors": False},
     "directors+listener": {"builder": "listener"},
     "scripted+builder": {"directors": "scripted"},
