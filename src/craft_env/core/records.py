@@ -21,12 +21,10 @@ opaque in Python: read the named tuple it was packed from.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 from numba import from_dtype, typeof, types
-from numba.np.numpy_support import as_dtype
 from numba.experimental import structref
 
 
@@ -63,31 +61,36 @@ def record_type(fields: dict[str, types.Type]) -> KernelRecordType:
     return KernelRecordType([("values", types.Tuple(list(fields.values())))])
 
 
-@functools.lru_cache(maxsize=None)
-def _array_traits(expected: types.Type) -> tuple[np.dtype, int, bool] | None:
-    """``(dtype, ndim, writeable)`` of the arrays whose numba type is ``expected`` (an aligned
-    C-contiguous array type), or None for any other type."""
-    if not isinstance(expected, types.Array) or expected.layout != "C" or not expected.aligned:
-        return None
-    return as_dtype(expected.dtype), expected.ndim, expected.mutable
+_ARRAY_TYPES: dict[tuple, types.Type] = {}
+_SMALL_INT, _FLOAT = typeof(0), typeof(0.0)
 
 
-def _has_traits(value: Any, traits: tuple[np.dtype, int, bool] | None) -> bool:
-    """Whether ``value`` is a plain ndarray numba would type as the array type of ``traits``
-    (``typeof`` reads the same dtype, ndim, C-contiguity, alignment and writeability; it costs
-    several times more, for every field of every game set up)."""
-    if traits is None or type(value) is not np.ndarray:
-        return False
-    flags = value.flags
-    return (value.dtype == traits[0] and value.ndim == traits[1] and flags.c_contiguous and flags.aligned
-            and flags.writeable == traits[2])
+def _typeof(value: Any) -> types.Type:
+    """``numba.typeof(value)``, remembered for plain arrays and read directly for small ints and floats.
+
+    An ndarray's numba type depends only on its dtype, ndim, contiguity,
+    alignment and writeability, so it is looked up by those (``typeof``
+    costs several times more, and a game's setup checks some 40 fields);
+    ints under 32 bits and floats have one type each.
+    """
+    kind = type(value)
+    if kind is np.ndarray:
+        flags = value.flags
+        key = (value.dtype, value.ndim, flags.c_contiguous, flags.f_contiguous, flags.aligned, flags.writeable)
+        found = _ARRAY_TYPES.get(key)
+        if found is None:
+            found = _ARRAY_TYPES[key] = typeof(value)
+        return found
+    if kind is int and -(2**31) < value < 2**31:
+        return _SMALL_INT
+    if kind is float:
+        return _FLOAT
+    return typeof(value)
 
 
 def check_fields(name: str, record: tuple, fields: dict[str, types.Type]) -> None:
     """Raise ``TypeError`` naming the first field of ``record`` whose value does not have its type."""
     for (field, expected), value in zip(fields.items(), record, strict=True):
-        if _has_traits(value, _array_traits(expected)):
-            continue
-        actual = typeof(value)
+        actual = _typeof(value)
         if actual != expected:
             raise TypeError(f"{name}.{field}: expected {expected}, got {actual}")
