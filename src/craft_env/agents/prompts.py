@@ -146,6 +146,13 @@ def director_system_prompt(
     """The director's standing instructions: rules, seat, personality, answer format."""
     if archetype not in ARCHETYPES:
         raise ValueError(f"archetype: expected one of {', '.join(ARCHETYPE_NAMES)}, got {archetype!r}")
+    return _director_system_prompt(seat, archetype, n, height, protocol, tuple(seats))
+
+
+@functools.lru_cache(maxsize=1024)  # asked for on every turn; the same few settings all run long
+def _director_system_prompt(
+    seat: str, archetype: str, n: int, height: int, protocol: Protocol, seats: tuple[str, ...]
+) -> str:
     return "\n\n".join(
         [
             f"You are director {seat} in CRAFT, a cooperative building game.",
@@ -170,6 +177,11 @@ def builder_system_prompt(
     n: int, height: int, oracle: bool, protocol: Protocol = CRAFT, seats: Sequence[str] = DEFAULT_SEATS
 ) -> str:
     """The builder's standing instructions: rules, move syntax, answer format."""
+    return _builder_system_prompt(n, height, bool(oracle), protocol, tuple(seats))
+
+
+@functools.lru_cache(maxsize=1024)
+def _builder_system_prompt(n: int, height: int, oracle: bool, protocol: Protocol, seats: tuple[str, ...]) -> str:
     last, top = n - 1, min(2, height - 1)
     choose = (
         "Each turn you are shown a short list of candidate moves, all of which are legal. Choose the one "
