@@ -36,6 +36,7 @@ from craft_env.core.encoding import (
     small_value,
 )
 from craft_env.core.intents import intent_table
+from craft_env.core.observation import board_dim, view_dim
 from craft_env.core.scripted import scripted_intent
 from craft_env.core.views import seat_cell_indices
 from craft_env.text import intent_to_text, parse_director_message
@@ -99,20 +100,23 @@ class ScriptedDirector:
     name = "scripted"
     #: It reads the numeric observation only (the runner renders it no text observation).
     reads_text = False
-    #: ``((seat, n, target view bytes), wall_target(...))`` of the last choice (the kernel only reads it).
+    #: ``(key, wall_target(...), the view's rows by layer)`` of the last choice's target view (the kernel
+    #: only reads the board), keyed by the seat, size and the view's part of the observation.
     _target: tuple | None = None
 
     def choose(self, vector: np.ndarray, mask: np.ndarray, seat: str, n: int, height: int) -> tuple[int, str]:
         """``(intent id, private note)`` for a numeric observation and intent mask."""
         board = decode_board(vector, n, height)
-        view = decode_wall_view(vector, n, height)
         visible = np.where(board < 0, 0, board).astype(np.int8)
         wall = _wall_array(seat, n)
-        key = (seat, n, view.tobytes())
+        start = board_dim(n, height)
+        key = (seat, n, height, np.asarray(vector[start : start + view_dim(n, height)]).tobytes())
         if self._target is None or self._target[0] != key:  # the target view is the episode's
-            self._target = (key, wall_target(view, seat, n))
-        intent = int(scripted_intent(visible, self._target[1], n, wall, np.asarray(mask, np.int8)))
-        seen, wanted = apparent_wall(visible, n, seat).T.tolist(), view.T.tolist()
+            view = decode_wall_view(vector, n, height)
+            self._target = (key, wall_target(view, seat, n), view.T.tolist())
+        _, target, wanted = self._target
+        intent = int(scripted_intent(visible, target, n, wall, np.asarray(mask, np.int8)))
+        seen = apparent_wall(visible, n, seat).T.tolist()
         first = next(
             (
                 f"slot {slot} layer {level}: board shows {_describe_code(seen[level][slot])}, "
