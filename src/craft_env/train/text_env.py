@@ -241,8 +241,8 @@ class BatchedTextEnv:
     def _settle(self, slots: list[_Slot]) -> None:
         """Run the games until each waits for the learner's reply or has ended."""
         waiting = [slot.ready for slot in slots if slot.ready is not None]
-        if waiting:
-            self._loop.run_until_complete(asyncio.wait(waiting))
+        if waiting:  # they only ever get a result (``_Slot.signal``): gathered without a task around them
+            self._loop.run_until_complete(waiting[0] if len(waiting) == 1 else asyncio.gather(*waiting))
 
     @property
     def started(self) -> bool:
