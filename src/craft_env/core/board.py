@@ -289,8 +289,8 @@ class Structure:
         complexity = data.get("complexity")
         return cls(board, n, id=data.get("id"), complexity=complexity)
 
-    def to_dict(self, views: bool = True) -> dict[str, Any]:
-        """The paper format: ``structure`` ("(i,j)" keys), ``spans`` (string layer keys), views, metadata."""
+    def layout_dict(self) -> dict[str, Any]:
+        """``to_dict``'s ``structure`` and ``spans`` only (what a run logs for every turn's board)."""
         n = self.n
         rows = self._cells.tolist()  # plain ints: this runs for every logged turn's board
         structure = {format_position((k // n, k % n)): [value_code(v) for v in rows[k] if v != 0]
@@ -304,6 +304,13 @@ class Structure:
                     spans.setdefault(str(level), []).append(
                         [format_position((k // n, k % n)), format_position((p // n, p % n))]
                     )
+        return {"structure": structure, "spans": spans}
+
+    def to_dict(self, views: bool = True) -> dict[str, Any]:
+        """The paper format: ``structure`` ("(i,j)" keys), ``spans`` (string layer keys), views, metadata."""
+        n = self.n
+        layout = self.layout_dict()
+        structure, spans = layout["structure"], layout["spans"]
         out: dict[str, Any] = {}
         if self.id is not None:
             out["id"] = self.id

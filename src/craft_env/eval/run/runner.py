@@ -172,8 +172,7 @@ def _usage_fields(usage: Usage) -> dict[str, Any]:
 
 def _board_dict(board: Any) -> dict[str, Any]:
     if isinstance(board, Structure):
-        data = board.to_dict(views=False)
-        return {"structure": data["structure"], "spans": data["spans"]}
+        return board.layout_dict()
     return board
 
 
