@@ -108,12 +108,31 @@ def conversation_text(game, keep=None) -> str:
     (kept in ``game.text_cache``, which ``reset`` empties) instead of on
     every observation. ``keep(entry)``, when given, selects the entries shown.
     """
-    rendered = game.text_cache.setdefault(("conversation",), [])
-    if len(rendered) < len(game.conversation):
-        rendered.extend(describe_conversation([line]) for line in conversation_lines(game, len(rendered)))
+    rendered = _rendered(game)
     if keep is not None:
         rendered = [text for text, entry in zip(rendered, game.conversation) if keep(entry)]
     return "\n".join(rendered) if rendered else describe_conversation([])
+
+
+def _rendered(game) -> list[str]:
+    """Each conversation entry in words (``describe_conversation`` of its line), made once per episode."""
+    rendered = game.text_cache.setdefault(("conversation",), [])
+    if len(rendered) < len(game.conversation):
+        rendered.extend(describe_conversation([line]) for line in conversation_lines(game, len(rendered)))
+    return rendered
+
+
+def _ascii_conversation(game, keep=None) -> str:
+    """``ascii_text(conversation_text(game, keep))`` but for the cut at ``TEXT_MAX_LENGTH``, from entries
+    made ASCII once per episode (``ascii_text`` maps character by character, so the entries' join is the
+    join's). Only for ``_fitted``, where a text that long is cut differently anyway."""
+    rendered = _rendered(game)
+    plain = game.text_cache.setdefault(("conversation ascii",), [])
+    if len(plain) < len(rendered):
+        plain.extend(_ascii(text) for text in rendered[len(plain):])
+    if keep is not None:
+        plain = [text for text, entry in zip(plain, game.conversation) if keep(entry)]
+    return "\n".join(plain) if plain else ascii_text(describe_conversation([]))
 
 
 def game_protocol(game):
@@ -131,7 +150,7 @@ def _fitted(head: list[str], game, tail: list[str], title: str = "Conversation s
     """
     head = [ascii_text(part) for part in head]
     tail = [ascii_text(part) for part in tail]
-    conversation = ascii_text(f"{title}\n{conversation_text(game, keep)}")
+    conversation = f"{ascii_text(title)}\n{_ascii_conversation(game, keep)}"
     whole = "\n\n".join([*head, conversation, *tail])
     if len(whole) <= TEXT_MAX_LENGTH:
         return whole
