@@ -180,22 +180,6 @@ def _fitted(head: list[str], game, tail: list[str], title: str = "Conversation s
     return "\n\n".join([*head, conversation, *tail])[:TEXT_MAX_LENGTH]
 
 
-_BOARD_WORDS: dict[tuple[bytes, int, int], str] = {}
-#: How many boards' words ``_board_words`` keeps (games replay the same early boards; a bound on memory).
-BOARD_WORDS_KEPT = 4096
-
-
-def _board_words(board, cells: bytes) -> str:
-    """``describe_board(board)``, kept across games by the board's size and ``cells`` (its cells' bytes)."""
-    key = (cells, board.n, board.height)
-    text = _BOARD_WORDS.get(key)
-    if text is None:
-        if len(_BOARD_WORDS) >= BOARD_WORDS_KEPT:
-            _BOARD_WORDS.clear()
-        text = _BOARD_WORDS[key] = describe_board(board)
-    return text
-
-
 def board_text(game, walls_only: bool) -> str:
     """The current board in words (or the seated directors' walls), cached until the board changes."""
     key = ("board", walls_only)
@@ -205,7 +189,7 @@ def board_text(game, walls_only: bool) -> str:
         return cached[1]
     board = game.board_structure()
     if not walls_only:
-        text = _board_words(board, board_bytes)
+        text = describe_board(board)
     else:
         text = "\n".join(
             f"{seat}'s wall of the current board:\n{describe_view(seat_view(board, seat), seat)}"
