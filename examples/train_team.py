@@ -38,7 +38,7 @@ from pathlib import Path
 _GPU = {"num_envs": 2048, "rollout": 20, "updates": 100, "hidden": 256, "minibatches": 8, "seeds": (0, 1, 2)}
 PRESETS = {
     # name: (config names, shared settings)
-    "ci": (("team",), {"num_envs": 64, "rollout": 20, "updates": 20, "hidden": 64, "minibatches": 2, "epochs": 2,
+    "ci": (("team",), {"num_envs": 64, "rollout": 20, "updates": 12, "hidden": 64, "minibatches": 2, "epochs": 2,
                        "seeds": (0, 1), "memory": 1}),
     "cpu": (("team", "directors+listener", "scripted+builder"),
             {"num_envs": 128, "rollout": 20, "updates": 80, "hidden": 128, "minibatches": 4, "seeds": (0,)}),
