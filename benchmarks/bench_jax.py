@@ -16,7 +16,9 @@ builder's); turns/s counts builder steps. Two loops per batch size:
   (each call computes both phases and keeps the right one).
 
 Compile time (first call of the jitted loop) is reported apart from the
-timed runs (best of ``--repeat``). ``vector_env`` is timed with random
+timed runs (best of ``--repeat``). Keep ``--turns`` at least ``max_turns``
+(20): every timed run then holds the new episodes its envs start (a run
+of only mid-episode turns would leave the generator out and read high). ``vector_env`` is timed with random
 legal actions (its ``sample_actions``), env time only, as
 ``benchmarks/bench_vector.py`` does; the ratio column is JAX over it.
 Observations are computed by the env; a loop that does not read them lets
@@ -209,7 +211,7 @@ def main() -> None:
         return
     if args.quick:
         args.sizes = args.sizes or list(QUICK_SIZES)
-        args.turns, args.repeat, args.seconds, args.loops = 8, 1, 0.3, ["phases"]
+        args.turns, args.repeat, args.seconds, args.loops = 24, 1, 0.3, ["phases"]
     args.sizes = args.sizes or list(SIZES)
     bench(args)
 
