@@ -17,6 +17,7 @@ a test checks the shipped file equals that output.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -116,9 +117,17 @@ def eval_set_path(name: str = "craft"):
 
 
 def load_eval_set(name: str = "craft") -> list[Structure]:
-    """A bundled evaluation set: ``"craft"`` (ours, 7 simple, 8 medium, 5 complex) or ``"paper"``."""
+    """A bundled evaluation set: ``"craft"`` (ours, 7 simple, 8 medium, 5 complex) or ``"paper"``.
+
+    A new list each call; the (immutable) structures are read once per process.
+    """
+    return list(_bundled(name))
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled(name: str) -> tuple[Structure, ...]:
     with resources.as_file(eval_set_path(name)) as path:
-        return load_structures(path)
+        return tuple(load_structures(path))
 
 
 def load_dataset(dataset: str | os.PathLike) -> list[Structure]:
