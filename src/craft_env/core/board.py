@@ -331,8 +331,8 @@ class Structure:
 
     def stack(self, i: int, j: int) -> list[str]:
         """Block codes of cell ``(i, j)``, bottom first."""
-        row = self._cells[i * self.n + j]
-        return [value_code(int(v)) for v in row if v != 0]
+        row = self._cells[i * self.n + j].tolist()  # plain ints: describe_board reads every cell each turn
+        return [value_code(v) for v in row if v != 0]
 
     def stacks(self) -> dict[tuple[int, int], list[str]]:
         return {(k // self.n, k % self.n): self.stack(k // self.n, k % self.n) for k in range(self.n * self.n)}

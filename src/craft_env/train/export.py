@@ -157,6 +157,21 @@ def _lines(records: list[dict[str, Any]]) -> Iterator[str]:
         yield dumps(record) + "\n"
 
 
+def _target_keys(targets) -> dict[int, str]:
+    """``target_key`` of each target by ``id``; made once per distinct target (cells and labels), not per
+    record (a game's records each hold its target)."""
+    keys: dict[int, str] = {}
+    made: dict[tuple, str] = {}
+    for target in targets:
+        if id(target) not in keys:
+            label = (target, target.id, target.complexity)
+            key = made.get(label)
+            if key is None:
+                key = made[label] = target_key(target)
+            keys[id(target)] = key
+    return keys
+
+
 def export_training_data(
     dirs: list[str | os.PathLike],
     fmt: str,
@@ -181,7 +196,7 @@ def export_training_data(
             f"{first['source']}: every finished game was skipped; nothing to export (first: "
             f"run {first['run']} {first['game']} at {first['line']}: {first['reason']})"
         )
-    keys = {id(turn.target): target_key(turn.target) for turn, _ in records}
+    keys = _target_keys(turn.target for turn, _ in records)
     held_out = validation_targets(set(keys.values()), valid, seed) if split_by else set()
     train = [record for turn, record in records if keys[id(turn.target)] not in held_out]
     valid_records = [record for turn, record in records if keys[id(turn.target)] in held_out]
