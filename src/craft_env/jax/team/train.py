@@ -1,7 +1,8 @@
 """Training several seeds of one config at once: ``vmap`` over seeds, ``jit`` over chunks of updates.
 
 ``train`` runs ``cfg.updates`` updates for every seed of ``cfg.seeds`` in
-chunks of ``chunk`` updates (one compiled call each); between chunks the
+chunks of at most ``chunk`` updates, all of one size (one compiled program,
+called once per chunk); between chunks the
 host prints a curve point and keeps the metrics. Throughput is counted
 in env turns (one director phase and one builder phase of one env; the
 issue's "training turns") of the whole loop: env, policies and updates.
@@ -49,6 +50,8 @@ class Run:
 def train(game, cfg: TeamConfig, chunk: int = 10, report: Callable[[str], None] | None = None) -> Run:
     """Train every seed of ``cfg`` (see the module docstring); ``report`` gets the curve lines."""
     team = Team(game, cfg)
+    # Every call the same size: a last, shorter chunk would compile the whole loop a second time.
+    chunk = max(size for size in range(1, min(chunk, cfg.updates) + 1) if cfg.updates % size == 0)
     # One compiled init per seed, the runners stacked: compiling ``vmap(init)`` (orthogonal initialisers
     # under vmap) took minutes on CPU, and running it eagerly one op at a time a minute and a half.
     init = jax.jit(team.init)
@@ -60,7 +63,7 @@ def train(game, cfg: TeamConfig, chunk: int = 10, report: Callable[[str], None] 
     done = 0
     started = time.perf_counter()
     while done < cfg.updates:
-        size = min(chunk, cfg.updates - done)
+        size = chunk
         t0 = time.perf_counter()
         runner, metrics = step(runner, size)
         jax.block_until_ready(runner.params)
