@@ -32,7 +32,7 @@ def _value_table() -> np.ndarray:
 
 
 _VALUES = _value_table()
-#: ``decode_board``'s last board part and its reading (every director of a turn decodes the same board).
+#: ``_decoded``'s last board part and its readings (every director of a turn decodes the same board).
 _last_board: list = [None, None]
 
 
@@ -46,18 +46,29 @@ def decode_board(vector: np.ndarray, n: int, height: int) -> np.ndarray:
     reading is kept (the turn's directors share one board when they see it
     whole).
     """
+    return _decoded(vector, n, height)[0].copy()
+
+
+def decode_visible(vector: np.ndarray, n: int, height: int) -> np.ndarray:
+    """``decode_board`` with unseen cells read as empty, as int8 (what the scripted policy kernel takes)."""
+    return _decoded(vector, n, height)[1].copy()
+
+
+def _decoded(vector: np.ndarray, n: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(decode_board, decode_visible)`` of ``vector``, the last one kept (the caller copies)."""
     part = np.asarray(vector[: board_dim(n, height)])
     key = (n, height, part.dtype.str, part.tobytes())
     if _last_board[0] == key:  # the turn's other directors see the same board
-        return _last_board[1].copy()
+        return _last_board[1]
     block = part.reshape(n * n * height, BOARD_CHANNELS) > 0.5
     codes = block[:, 1:11]
     values = _VALUES[codes.argmax(axis=1), block[:, 11:15].argmax(axis=1)]
     out = np.where(codes.any(axis=1), values, np.int16(UNSEEN))
     out[block[:, 0]] = 0
     out = out.reshape(n * n, height)
-    _last_board[:] = [key, out.copy()]
-    return out
+    decoded = (out, np.where(out < 0, 0, out).astype(np.int8))
+    _last_board[:] = [key, decoded]
+    return decoded
 
 
 def decode_wall_view(vector: np.ndarray, n: int, height: int) -> np.ndarray:

@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply
-from craft_env.agents.decode import apparent_wall, decode_board, decode_wall_view, wall_cells
+from craft_env.agents.decode import apparent_wall, decode_visible, decode_wall_view, wall_cells
 from craft_env.core.encoding import (
     COLOUR_NAMES,
     KIND_LARGE,
@@ -106,8 +106,7 @@ class ScriptedDirector:
 
     def choose(self, vector: np.ndarray, mask: np.ndarray, seat: str, n: int, height: int) -> tuple[int, str]:
         """``(intent id, private note)`` for a numeric observation and intent mask."""
-        board = decode_board(vector, n, height)
-        visible = np.where(board < 0, 0, board).astype(np.int8)
+        visible = decode_visible(vector, n, height)
         wall = _wall_array(seat, n)
         start = board_dim(n, height)
         key = (seat, n, height, np.asarray(vector[start : start + view_dim(n, height)]).tobytes())
