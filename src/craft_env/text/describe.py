@@ -10,15 +10,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from craft_env.core.encoding import format_position
+from craft_env.core import rules
+from craft_env.core.board import Structure
+from craft_env.core.encoding import format_position, value_code
 from craft_env.core.moves import Move
-from craft_env.core.views import seat_cells
+from craft_env.core.views import interpreted, seat_cells
 from craft_env.text.moves import format_move
 from craft_env.text.speech import layer_name, slot_name
 
 __all__ = ["describe_board", "describe_candidates", "describe_conversation", "describe_view"]
 
 VIEW_NOTE = "(1 wide: a small block, or a large block whose other half is not on this wall)"
+
+
+#: ``rules.partner_cell`` run by the interpreter (``core.views.interpreted``): one scalar call per large half.
+_PARTNER_CELL = interpreted(rules.partner_cell)
 
 
 def describe_board(structure: Any) -> str:
@@ -29,6 +35,8 @@ def describe_board(structure: Any) -> str:
     builder's left (column 0).
     """
     n = structure.n
+    if isinstance(structure, Structure):
+        return _describe_cells(structure.array.tolist(), n)
     lines = []
     for i in range(n):
         for j in range(n):
@@ -40,6 +48,24 @@ def describe_board(structure: Any) -> str:
                     part += f" (spans to {format_position(partner)})"
                 parts.append(part)
             lines.append(f"{format_position((i, j))}: {', '.join(parts) if parts else 'empty'}")
+    return "\n".join(lines)
+
+
+def _describe_cells(rows: list[list[int]], n: int) -> str:
+    """``describe_board`` of a ``Structure`` from its cells as plain ints (one conversion per board, not
+    one numpy read per block; it runs whenever a text observation's board changes): the same
+    ``stack`` (the non-empty values, bottom first) and ``partner`` (of the cell's value at that index)."""
+    lines = []
+    for k, row in enumerate(rows):
+        parts = []
+        for level, value in enumerate([v for v in row if v != 0]):
+            part = f"L{level} {value_code(value)}"
+            held = row[level]
+            if held >= 6:
+                p = _PARTNER_CELL(n, k, held)
+                part += f" (spans to {format_position((p // n, p % n))})"
+            parts.append(part)
+        lines.append(f"{format_position((k // n, k % n))}: {', '.join(parts) if parts else 'empty'}")
     return "\n".join(lines)
 
 
