@@ -33,7 +33,7 @@ def _value_table() -> np.ndarray:
 
 _VALUES = _value_table()
 #: ``_decoded``'s last board part and its readings (every director of a turn decodes the same board).
-_last_board: list = [None, None]
+_last_board: tuple = (None, None)
 
 
 def decode_board(vector: np.ndarray, n: int, height: int) -> np.ndarray:
@@ -56,10 +56,12 @@ def decode_visible(vector: np.ndarray, n: int, height: int) -> np.ndarray:
 
 def _decoded(vector: np.ndarray, n: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     """``(decode_board, decode_visible)`` of ``vector``, the last one kept (the caller copies)."""
+    global _last_board
     part = np.asarray(vector[: board_dim(n, height)])
     key = (n, height, part.dtype.str, part.tobytes())
-    if _last_board[0] == key:  # the turn's other directors see the same board
-        return _last_board[1]
+    last = _last_board  # one read of one tuple: another thread may replace it, never half
+    if last[0] == key:  # the turn's other directors see the same board
+        return last[1]
     block = part.reshape(n * n * height, BOARD_CHANNELS) > 0.5
     codes = block[:, 1:11]
     values = _VALUES[codes.argmax(axis=1), block[:, 11:15].argmax(axis=1)]
@@ -67,7 +69,7 @@ def _decoded(vector: np.ndarray, n: int, height: int) -> tuple[np.ndarray, np.nd
     out[block[:, 0]] = 0
     out = out.reshape(n * n, height)
     decoded = (out, np.where(out < 0, 0, out).astype(np.int8))
-    _last_board[:] = [key, decoded]
+    _last_board = (key, decoded)
     return decoded
 
 

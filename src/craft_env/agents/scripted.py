@@ -110,10 +110,11 @@ class ScriptedDirector:
         wall = _wall_array(seat, n)
         start = board_dim(n, height)
         key = (seat, n, height, np.asarray(vector[start : start + view_dim(n, height)]).tobytes())
-        if self._target is None or self._target[0] != key:  # the target view is the episode's
+        kept = self._target  # one read: a director shared between threads may replace it meanwhile
+        if kept is None or kept[0] != key:  # the target view is the episode's
             view = decode_wall_view(vector, n, height)
-            self._target = (key, wall_target(view, seat, n), view.T.tolist())
-        _, target, wanted = self._target
+            kept = self._target = (key, wall_target(view, seat, n), view.T.tolist())
+        _, target, wanted = kept
         intent = int(scripted_intent(visible, target, n, wall, np.asarray(mask, np.int8)))
         seen = apparent_wall(visible, n, seat).T.tolist()
         first = next(
