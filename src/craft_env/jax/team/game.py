@@ -22,12 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 
 from craft_env.core.encoding import action_table
 from craft_env.core.intents import intent_table
 from craft_env.core.observation import board_dim
-from craft_env.core.views import DEFAULT_SEATS
+from craft_env.core.views import BUILDER, DEFAULT_SEATS
+from craft_env.jax.env import make
+from craft_env.jax.team.scripted import scripted_intents, walls_of
 
 
 @dataclass(frozen=True)
@@ -75,12 +78,6 @@ def jax_game(**config: Any) -> TurnGame:
 
     The scripted directors are ``team.scripted.scripted_intents`` on the directors' observations.
     """
-    import jax.numpy as jnp
-
-    from craft_env.core.views import BUILDER
-    from craft_env.jax.env import make
-    from craft_env.jax.team.scripted import scripted_intents, walls_of
-
     env = make(**config)
     walls = walls_of(env.seats, env.n)
 

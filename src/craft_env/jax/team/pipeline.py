@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+import craft_env
 from craft_env.jax.team import checkpoint, report
 from craft_env.jax.team.entry import write_team_entry
 from craft_env.jax.team.evaluate import LearnedPolicies, play
-from craft_env.jax.team.game import intent_actions
+from craft_env.jax.team.game import intent_actions, intents_offset
 from craft_env.jax.team.policy import Shapes
 from craft_env.jax.team.speech import HEADER as SPEECH_HEADER
 from craft_env.jax.team.speech import SpeechLog
@@ -40,9 +41,6 @@ def save_curves(out: Path, runs: dict) -> None:
 
 
 def _shapes() -> Shapes:
-    import craft_env
-    from craft_env.jax.team.game import intents_offset
-
     env = craft_env.vector_env(1)
     return Shapes(len(env.seats), env.num_intents, env.num_actions, env.noop, env.director_dim, env.builder_dim,
                   env.state_dim, intents_offset(env.n, env.height))
@@ -53,8 +51,6 @@ def row_name(config: str, seed: int, who: str) -> str:
 
 
 def _speech_log() -> SpeechLog:
-    import craft_env
-
     env = craft_env.vector_env(1)
     return SpeechLog(env.seats, env.n, env.height)
 
