@@ -7,6 +7,7 @@ names the field and the value.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,3 +226,28 @@ def turns_for_cycles(config: dict[str, Any], steps_per_turn: int) -> tuple[dict[
         )
     config["max_turns"] = -(-max_cycles // steps_per_turn)
     return config, max_cycles
+
+
+def resolve_structures(structures: Any, config: dict[str, Any]) -> list[Structure] | None:
+    """``structures=`` of the batched envs: one structure (or bundled-set index) per env, cycled.
+
+    ``None`` stays ``None``. The structures must share one size, which is written into ``config``
+    (``n``, ``height``; a different one given there is an error); ``ValueError`` names the field.
+    """
+    if structures is None:
+        return None
+    if config.get("structure") is not None:
+        raise ValueError("structures: give either structure= (every env) or structures= (per env), not both")
+    if isinstance(structures, (Structure, int)) or not isinstance(structures, Sequence) or not structures:
+        raise ValueError(f"structures: expected a non-empty sequence of Structures or bundled-set indices, "
+                         f"got {structures!r}")
+    resolved = [make_config(structure=s).structure for s in structures]
+    sizes = {(s.n, s.height) for s in resolved}
+    if len(sizes) != 1:
+        raise ValueError(f"structures: every structure must have the same size, got {sorted(sizes)}")
+    n, height = sizes.pop()
+    for key, value in (("n", n), ("height", height)):
+        if key in config and config[key] != value:
+            raise ValueError(f"{key}: {config[key]!r} does not match the structures' {key} {value}")
+    config["n"], config["height"] = n, height
+    return resolved

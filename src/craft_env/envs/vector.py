@@ -101,7 +101,7 @@ from craft_env.core.metrics import METRIC_NAMES
 from craft_env.core.observation import builder_obs_dim, director_obs_dim, state_dim
 from craft_env.core.random import STREAM_VECTOR_ENV, STREAM_VECTOR_EPISODE, derive_seed, normalise_seed
 from craft_env.core.views import BUILDER, agent_name
-from craft_env.envs.config import make_config
+from craft_env.envs.config import make_config, resolve_structures
 from craft_env.core.jit import announce_cold_kernels, compiled_entry
 from craft_env.envs.game import episode_arrays, restore_episode
 
@@ -163,7 +163,7 @@ class CraftVectorEnv:
     ) -> None:
         _check_arguments(num_envs, copy, config)
         self._arguments = (num_envs, structures, copy, dict(config))  # what a pickled copy is built from
-        fixed = self._structures(structures, config)
+        fixed = resolve_structures(structures, config)
         announce_cold_kernels(kernels.game_builder_serial, kernels.game_reset)
         self.config = make_config(**config)
         self.metadata = {**type(self).metadata, "protocol": self.config.protocol.name}
@@ -306,26 +306,6 @@ class CraftVectorEnv:
             np.copyto(getattr(self, name), saved)
         self.base_seed = state["base_seed"]
         self._phase = state["phase"]
-
-    @staticmethod
-    def _structures(structures: Any, config: dict[str, Any]) -> list[Structure] | None:
-        if structures is None:
-            return None
-        if config.get("structure") is not None:
-            raise ValueError("structures: give either structure= (every env) or structures= (per env), not both")
-        if isinstance(structures, (Structure, int)) or not isinstance(structures, Sequence) or not structures:
-            raise ValueError(f"structures: expected a non-empty sequence of Structures or bundled-set indices, "
-                             f"got {structures!r}")
-        resolved = [make_config(structure=s).structure for s in structures]
-        sizes = {(s.n, s.height) for s in resolved}
-        if len(sizes) != 1:
-            raise ValueError(f"structures: every structure must have the same size, got {sorted(sizes)}")
-        n, height = sizes.pop()
-        for key, value in (("n", n), ("height", height)):
-            if key in config and config[key] != value:
-                raise ValueError(f"{key}: {config[key]!r} does not match the structures' {key} {value}")
-        config["n"], config["height"] = n, height
-        return resolved
 
     # ------------------------------------------------------------------ spaces
 

@@ -42,7 +42,7 @@ from craft_env.core.observation import builder_obs_dim, director_obs_dim, state_
 from craft_env.core.protocol import CANDIDATES_PAPER, SPEAKERS_WITH_REPLACEMENT, protocol_action_mask
 from craft_env.core.starts import start_code
 from craft_env.core.views import BUILDER, agent_name
-from craft_env.envs.config import EnvConfig, make_config
+from craft_env.envs.config import EnvConfig, make_config, resolve_structures
 from craft_env.jax import exact, game, oracle, u64
 from craft_env.jax.game import PHASE_DIRECTORS, Params, State
 from craft_env.jax.spaces import Box, Discrete
@@ -79,27 +79,6 @@ def _check_keywords(config: dict[str, Any]) -> None:
         raise ValueError(f"copy: must be a bool, got {config['copy']!r}")
 
 
-def _structures(structures: Any, config: dict[str, Any]) -> list[Structure] | None:
-    """``vector_env``'s ``structures=``: one structure (or bundled-set index) per env, cycled."""
-    if structures is None:
-        return None
-    if config.get("structure") is not None:
-        raise ValueError("structures: give either structure= (every env) or structures= (per env), not both")
-    if isinstance(structures, (Structure, int)) or not isinstance(structures, Sequence) or not structures:
-        raise ValueError(f"structures: expected a non-empty sequence of Structures or bundled-set indices, "
-                         f"got {structures!r}")
-    resolved = [make_config(structure=s).structure for s in structures]
-    sizes = {(s.n, s.height) for s in resolved}
-    if len(sizes) != 1:
-        raise ValueError(f"structures: every structure must have the same size, got {sorted(sizes)}")
-    n, height = sizes.pop()
-    for key, value in (("n", n), ("height", height)):
-        if key in config and config[key] != value:
-            raise ValueError(f"{key}: {config[key]!r} does not match the structures' {key} {value}")
-    config["n"], config["height"] = n, height
-    return resolved
-
-
 def make_params(cfg: EnvConfig, generate: bool, tables: Tables) -> Params:
     """The ``Params`` of a validated configuration (``game.config_record``'s values)."""
     protocol = cfg.protocol
@@ -133,7 +112,7 @@ class CraftJaxEnv:
     def __init__(self, structures: Sequence[Structure | int] | None = None, **config: Any) -> None:
         _check_keywords({**config, **({"structures": structures} if structures is not None else {})})
         config.pop("copy", None)  # JAX arrays are immutable: every step returns fresh ones
-        fixed = _structures(structures, config)
+        fixed = resolve_structures(structures, config)
         self.config = cfg = make_config(**config)
         if fixed is None and cfg.structure is not None:
             fixed = [cfg.structure]
