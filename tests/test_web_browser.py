@@ -45,6 +45,19 @@ def browser(tmp_path_factory):
     driver.quit()
 
 
+@pytest.fixture(autouse=True)
+def _close_windows(browser):
+    """Each test closes the windows it opened: every open page keeps a long poll, and Chromium holds at most
+    six connections to one server, so a seventh page's requests would wait for a poll to end."""
+    first = browser.window_handles[0]
+    yield
+    for handle in browser.window_handles:
+        if handle != first:
+            browser.switch_to.window(handle)
+            browser.close()
+    browser.switch_to.window(first)
+
+
 def _body(driver, name: str) -> str:
     return driver.find_element(By.TAG_NAME, "body").get_attribute(name) or ""
 
@@ -137,6 +150,39 @@ def test_a_person_builds_by_keyboard_and_a_refresh_rejoins(served, browser):
     assert chromium.console_errors(browser) == []
 
 
+def test_the_builder_clicks_the_turned_drawing_of_the_board(served, browser):
+    """After one quarter turn of the view, a click on the drawing's floor tile and then on the top face of the
+    block placed there name the board's cell (0,1), not the drawn one; the log holds both placements."""
+    created = served.create(title="drawing", structures=[2], turns=2, oracle_n=3, seats={"builder": "person"})
+    n = served.state(created["tokens"]["builder"], wait=0)["frame"]["n"]
+    drawn = f"1,{n - 1}"  # cell (0,1) turned a quarter: (i, j) -> (j, n-1-i), common.js turnCell
+    browser.switch_to.new_window("window")
+    browser.get(f"{served.url}/play#seat={created['tokens']['builder']}")
+    _my_turn(browser, 1)
+    browser.find_element(By.ID, "turn-view").click()
+    assert "turned 90" in browser.find_element(By.ID, "view-note").text
+    browser.find_element(By.CSS_SELECTOR, f"#board [data-cell='{drawn}'][data-face='floor']").click()
+    assert browser.find_element(By.ID, "move").get_attribute("value") == "place gs (0,1) L0"
+    browser.find_element(By.ID, "send-move").click()
+    _my_turn(browser, 2)
+    assert "turned 90" in browser.find_element(By.ID, "view-note").text  # the view stays turned
+    top = f"#board polygon[data-cell='{drawn}'][data-face='top']"
+    size = Select(browser.find_element(By.ID, "size"))
+    size.select_by_value("l")
+    browser.find_element(By.CSS_SELECTOR, top).click()  # a large block's first half: picked, on both views
+    assert browser.find_elements(By.CSS_SELECTOR, "#board polygon.picked")
+    assert "picked" in browser.find_element(By.ID, "cell-0-1").get_attribute("class")
+    size.select_by_value("s")
+    browser.find_element(By.CSS_SELECTOR, top).click()
+    assert browser.find_element(By.ID, "move").get_attribute("value") == "place gs (0,1) L1"
+    assert not browser.find_elements(By.CSS_SELECTOR, "#board polygon.picked")
+    browser.find_element(By.ID, "send-move").click()
+    WebDriverWait(browser, WAIT).until(lambda d: _body(d, "data-status") == "done")
+    assert chromium.console_errors(browser) == []
+    (game,) = read_games(served.root / created["id"] / "run_1" / "log.jsonl").values()
+    assert [(t["move"], t["executed"]) for t in game.turns] == [("place gs (0,1) L0", True), ("place gs (0,1) L1", True)]
+
+
 def test_the_organiser_sets_up_a_game_on_the_lobby_page(served, browser):
     browser.switch_to.new_window("window")
     browser.get(f"{served.url}/#organiser={served.organiser}")
@@ -193,3 +239,4 @@ def test_a_page_rides_out_a_server_restart(tmp_path, browser):
         again.stop()
     (game,) = read_games(again.root / created["id"] / "run_1" / "log.jsonl").values()
     assert game.status == "done" and game.attempt == 2 and [t["turn_number"] for t in game.turns] == [1, 2]
+

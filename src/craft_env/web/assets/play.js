@@ -18,12 +18,19 @@
     return head + "waiting for " + (pub.acting === seat ? "you" : pub.acting) + ((late || []).indexOf(pub.acting) >= 0 ? " (late)" : "");
   }
 
+  // The seat's board, turned `quarter` times; the builder picks cells on it as on the plan (a click on a
+  // column's floor or blocks), mapped back to the cell's name by turning the rest of the way round.
   function showBoard(node, frame, hiddenCells) {
-    const d = draw;
+    const d = draw, n = frame.n;
     S.clear(node);
-    const boxes = S.turnBoxes(frame.board || [], frame.n, quarter);
-    const hidden = (hiddenCells || []).map((c) => S.turnCell(c[0], c[1], frame.n, quarter));
-    node.appendChild(d.drawBoard(frame.n, frame.h, boxes, { hidden: hidden, px: 40 }));
+    const boxes = S.turnBoxes(frame.board || [], n, quarter);
+    const hidden = (hiddenCells || []).map((c) => S.turnCell(c[0], c[1], n, quarter));
+    const options = { hidden: hidden, px: 40 };
+    if (frame.seat === "builder") {
+      options.onCell = (i, j) => { const c = S.turnCell(i, j, n, (4 - quarter) % 4); clickCell(c[0], c[1]); };
+      if (picked) options.picked = S.turnCell(picked[0], picked[1], n, quarter);
+    }
+    node.appendChild(d.drawBoard(n, frame.h, boxes, options));
     $("view-note").textContent = quarter ? "view turned " + quarter * 90 + " degrees" : "seen from the builder's seat";
   }
 
@@ -43,12 +50,13 @@
       b.append(swatch, "(" + i + "," + j + ") h" + h[i][j]);
       b.setAttribute("aria-label", "cell (" + i + "," + j + "), " + h[i][j] + " block(s) high");
       if (picked && picked[0] === i && picked[1] === j) b.className = "picked";
-      b.addEventListener("click", () => clickCell(i, j, h));
+      b.addEventListener("click", () => clickCell(i, j));
       grid.appendChild(b);
     }
   }
 
-  function clickCell(i, j, h) {
+  function clickCell(i, j) {
+    const h = S.heights(state.frame.board, state.frame.n);
     const action = $("action").value, colour = $("colour").value, size = $("size").value;
     const at = "(" + i + "," + j + ")";
     if (action === "remove") { $("move").value = "remove " + at; picked = null; }
@@ -59,6 +67,7 @@
       picked = null;
     } else { picked = [i, j]; $("move").value = ""; $("refusal").textContent = "Now click a neighbouring cell for the block's other half."; }
     renderGrid(state.frame);
+    showBoard($("board"), state.frame, state.frame.unseen);
     if (!picked) { $("refusal").textContent = ""; $("send-move").focus(); }
   }
 

@@ -76,8 +76,21 @@ function craftDrawing(colours) {
     return out;
   }
 
+  // options: hidden (cells drawn dashed), highlight (cubes [i, j, layer] outlined), px (scale), and for a
+  // board one picks cells on (docs/serve.md): onCell(i, j), called with the column under a click on its
+  // floor tile or any visible face of its blocks, and picked [i, j], a column outlined at its top. Cells
+  // are in the drawing's own coordinates; each clickable shape carries data-cell="i,j" and data-face.
   function drawBoard(n, h, boxes, options) {
     const opts = options || {};
+    const onCell = typeof opts.onCell === "function" ? opts.onCell : null;
+    const clickable = (node, i, j, face) => {
+      if (!onCell) return node;
+      node.setAttribute("data-cell", i + "," + j);
+      node.setAttribute("data-face", face);
+      node.style.cursor = "pointer";
+      node.addEventListener("click", () => onCell(i, j));
+      return node;
+    };
     const cam = camera(n, h, opts.px || 34);
     const root = svgEl("svg", { width: cam.width, height: cam.height, viewBox: "0 0 " + cam.width + " " + cam.height, role: "img" });
     root.appendChild(svgEl("polygon", { points: points(cam, [[n, 0, 0], [n, n, 0], [n, n, -SLAB], [n, 0, -SLAB]]), fill: "#acaaa0" }));
@@ -91,7 +104,7 @@ function craftDrawing(colours) {
         stroke: isHidden ? MARK : "#929088", "stroke-width": isHidden ? 1.5 : 0.7,
       });
       if (isHidden) tile.setAttribute("stroke-dasharray", "4 3");
-      root.appendChild(tile);
+      root.appendChild(clickable(tile, i, j, "floor"));
     }
     const cells = cubes(boxes || []);
     const filled = new Set(cells.map((q) => q.i + "," + q.j + "," + q.z));
@@ -104,24 +117,33 @@ function craftDrawing(colours) {
       const faces = [];
       if (!has(i, j, z + 1)) {
         faces.push([shade.top, [[i, j, z + 1], [i, j + 1, z + 1], [i + 1, j + 1, z + 1], [i + 1, j, z + 1]],
-          [!partner(-1, 0), !partner(0, 1), !partner(1, 0), !partner(0, -1)]]);
+          [!partner(-1, 0), !partner(0, 1), !partner(1, 0), !partner(0, -1)], "top"]);
       }
       if (!has(i + 1, j, z)) {
         faces.push([shade.front, [[i + 1, j, z + 1], [i + 1, j + 1, z + 1], [i + 1, j + 1, z], [i + 1, j, z]],
-          [true, !partner(0, 1), true, !partner(0, -1)]]);
+          [true, !partner(0, 1), true, !partner(0, -1)], "front"]);
       }
       if (!has(i, j + 1, z)) {
         faces.push([shade.right, [[i, j + 1, z + 1], [i + 1, j + 1, z + 1], [i + 1, j + 1, z], [i, j + 1, z]],
-          [true, !partner(1, 0), true, !partner(-1, 0)]]);
+          [true, !partner(1, 0), true, !partner(-1, 0)], "side"]);
       }
       const isLit = lit.has(i + "," + j + "," + z);
-      for (const [fill, corners, keep] of faces) {
-        root.appendChild(svgEl("polygon", { points: points(cam, corners), fill: fill, stroke: fill, "stroke-width": 0.8 }));
-        root.appendChild(svgEl("path", {
+      for (const [fill, corners, keep, face] of faces) {
+        root.appendChild(clickable(svgEl("polygon", { points: points(cam, corners), fill: fill, stroke: fill, "stroke-width": 0.8 }), i, j, face));
+        root.appendChild(clickable(svgEl("path", {
           d: edgesPath(cam, corners, keep), stroke: isLit ? MARK : INK,
           "stroke-width": isLit ? 2.6 : 1.2, "stroke-linecap": "round", fill: "none",
-        }));
+        }), i, j, face));
       }
+    }
+    if (opts.picked) {
+      const [i, j] = opts.picked;
+      let z = 0;
+      for (const q of cells) if (q.i === i && q.j === j) z = Math.max(z, q.z + 1);
+      root.appendChild(svgEl("polygon", {
+        points: points(cam, [[i, j, z], [i, j + 1, z], [i + 1, j + 1, z], [i + 1, j, z]]), class: "picked",
+        fill: "none", stroke: MARK, "stroke-width": 3, "pointer-events": "none",
+      }));
     }
     return root;
   }
