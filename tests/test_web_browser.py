@@ -3,7 +3,8 @@
 Four windows play one whole game, one seat each: three directors type
 their messages (keys only), the builder clicks cells and the send button.
 A person builds with scripted directors using the keyboard alone, and a
-refresh in the middle of that game rejoins the seat with the game intact,
+refresh in the middle of that game rejoins the seat with the game intact, a
+builder picks cells on the turned drawing of the board,
 and an open page rides out a server restart. The organiser sets a game
 up on the lobby page, and its seat link opens the seat.
 The pages are 800 px wide; the console holds no error (a
