@@ -9,14 +9,12 @@ never reaches a log.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import http.client
 import json
 import logging
 import os
 import socket
-import threading
 import time
 
 import pytest
@@ -25,32 +23,13 @@ pytest.importorskip("openenv")
 
 import craft_env  # noqa: E402
 from craft_env.train import openenv as server_module  # noqa: E402
-from craft_env.train.openenv import CraftEnvClient, craft_server, create_craft_app  # noqa: E402
+from craft_env.train.openenv import CraftEnvClient, create_craft_app  # noqa: E402
+from openenv_serving import serving  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 TOKEN = "s3cret-token-for-the-test-0123456789"
 LOGGER = "craft_env.train.openenv"
 HALF_SENT = b"POST /reset HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-
-
-@contextlib.contextmanager
-def serving(app, **bounds):
-    """``craft_server(app, **bounds)`` on a free loopback port, in a thread; yields the port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = craft_server(app, log_level="warning", log_config=None, **bounds)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 120
-    while not server.started:  # waits for the server thread to listen, not for a duration
-        assert thread.is_alive() and time.monotonic() < deadline
-        time.sleep(0.01)
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(timeout=60)
-        sock.close()
 
 
 def request(port, method, path, body=None, headers=None):

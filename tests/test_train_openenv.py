@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 
 import pytest
 
 pytest.importorskip("openenv")
 
-import uvicorn  # noqa: E402
-
 import craft_env  # noqa: E402
 from craft_env.train.openenv import CraftAction, CraftEnvClient, create_craft_app  # noqa: E402
+from openenv_serving import serving  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 CANDIDATE = re.compile(r"^(\d+)\. (.+)$", re.MULTILINE)
@@ -30,19 +26,8 @@ def stub_model(messages: list[dict[str, str]], turn: int) -> str:
 
 @pytest.fixture()
 def server():
-    app = create_craft_app(2, oracle_n=5, max_turns=12)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 120
-    while not server.started:  # waits for the server thread to listen, not for a duration
-        assert thread.is_alive() and time.monotonic() < deadline
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join()
+    with serving(create_craft_app(2, oracle_n=5, max_turns=12)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_the_client_plays_a_game_over_the_socket_as_the_local_environment_would(server):
