@@ -18,6 +18,7 @@ import numpy as np
 
 from craft_env.jax.team import policy as pol
 from craft_env.jax.team.config import TeamConfig
+from craft_env.models.jsonl import write_atomic
 
 FORMAT = "craft-env team"
 VERSION = 1
@@ -43,7 +44,7 @@ def save(directory: str | os.PathLike, params, cfg: TeamConfig, shapes: pol.Shap
     os.replace(tmp, directory / "team.npz")
     meta = {"format": FORMAT, "version": VERSION, "config": cfg.to_dict(), "shapes": shapes._asdict(),
             "extra": extra or {}}
-    (directory / "team.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    write_atomic(directory / "team.json", json.dumps(meta, indent=1) + "\n")
     return directory
 
 
