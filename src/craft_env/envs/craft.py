@@ -108,9 +108,9 @@ from craft_env.envs.game import CraftGame
 from craft_env.envs.textobs import (
     TEXT_CHARSET,
     TEXT_MAX_LENGTH,
-    builder_text,
     conversation_lines,
-    director_text,
+    public_conversation,
+    text_observation,
 )
 
 #: The agents under the default seats; an env's own are ``possible_agents`` (``seats`` keyword).
@@ -237,15 +237,7 @@ class _CraftBase:
         A new list each time; its entries are made once per episode (they never
         change once said, ``envs.textobs``) and are shared, so treat them as read-only.
         """
-        game = self.game
-        entries = game.text_cache.setdefault(("public conversation",), [])
-        if len(entries) < len(game.conversation):
-            start = len(entries)
-            entries.extend(
-                {"turn": entry["turn"], "speaker": entry["speaker"], "text": text}
-                for entry, (_, text) in zip(game.conversation[start:], conversation_lines(game, start))
-            )
-        return list(entries)
+        return public_conversation(self.game)
 
     @property
     def director_order(self) -> list[str]:
@@ -269,8 +261,7 @@ class _CraftBase:
 
     def _text(self, agent: str) -> str:
         """The ``"text"`` observation of ``agent`` (``envs.textobs``)."""
-        seat = self._seat_index.get(agent)
-        return builder_text(self.game) if seat is None else director_text(self.game, seat)
+        return text_observation(self.game, self._seat_index.get(agent))
 
     def text_observation(self, agent: str) -> str:
         """``agent``'s ``"text"`` observation now, also when observations leave it out.

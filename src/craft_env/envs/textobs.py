@@ -218,6 +218,27 @@ def director_text(game, seat: int) -> str:
     return _fitted(parts, game, [], title, keep)
 
 
+def public_conversation(game) -> list[dict]:
+    """The public conversation: ``turn``, ``speaker`` and ``text`` of every entry so far (intents in words).
+
+    A new list each time; its entries are made once per episode (they never
+    change once said) and are shared, so treat them as read-only.
+    """
+    entries = game.text_cache.setdefault(("public conversation",), [])
+    if len(entries) < len(game.conversation):
+        start = len(entries)
+        entries.extend(
+            {"turn": entry["turn"], "speaker": entry["speaker"], "text": text}
+            for entry, (_, text) in zip(game.conversation[start:], conversation_lines(game, start))
+        )
+    return list(entries)
+
+
+def text_observation(game, seat: int | None) -> str:
+    """The ``"text"`` observation of director ``seat`` (its index), or of the builder (``None``)."""
+    return builder_text(game) if seat is None else director_text(game, seat)
+
+
 def builder_text(game) -> str:
     turn = game.turn + 1
     this_turn_only = game_protocol(game).directors_see_walls

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import craft_env
+import numpy as np
+
 from craft_env import __version__
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply, GameStopped, Usage
 from craft_env.agents.llm import LLMBuilder, LLMDirector
@@ -40,8 +41,11 @@ from craft_env.agents.tools import ToolBuilder, make_simulator
 from craft_env.core.board import Structure
 from craft_env.core.moves import Move
 from craft_env.core.protocol import CRAFT, Protocol, is_completed
-from craft_env.core.views import BUILDER, DEFAULT_SEATS
+from craft_env.core.views import BUILDER, DEFAULT_SEATS, agent_name
 from craft_env.datasets import structures_sha256
+from craft_env.envs.config import make_config
+from craft_env.envs.game import CraftGame
+from craft_env.envs.textobs import public_conversation, text_observation
 from craft_env.models.cache import ReplayCache
 from craft_env.models.jsonl import LogWriteError, read_jsonl, write_atomic
 from craft_env.models.cost import Budget
@@ -243,35 +247,47 @@ def _turn_fields(
 
 
 def _context(
-    env: Any, agent: str, obs: dict[str, Any], spec: GameSpec, max_turns: int, protocol: Protocol = CRAFT,
-    max_tool_calls: int = 0,
+    game: CraftGame, agent: str, seat: str | None, obs: dict[str, Any], spec: GameSpec, max_turns: int,
+    protocol: Protocol = CRAFT, max_tool_calls: int = 0,
 ) -> AgentContext:
-    u = env.unwrapped
-    seat = u.seat_of.get(agent)
+    """What ``agent`` (director ``seat``, or the builder when ``seat`` is None) is given this turn."""
     candidates = None
-    if agent == BUILDER and u.candidates is not None:
-        candidates = tuple(u.candidates)
+    if seat is None:
+        moves = game.candidate_moves()
+        candidates = None if moves is None else tuple(moves)
+    board = game.board_structure()
     return AgentContext(
         agent=agent,
         seat=seat,
         observation=obs,
-        board=u.board,
-        conversation=tuple(u.conversation),
-        turn=u.turn + 1,
+        board=board,
+        conversation=tuple(public_conversation(game)),
+        turn=game.turn + 1,
         max_turns=max_turns,
         structure_index=spec.index,
         run=spec.run,
         candidates=candidates,
         archetype=archetype_of(protocol, spec.index, spec.run, seat) if seat else None,
         protocol=protocol,
-        tool=_tool(u, protocol, max_tool_calls) if agent == BUILDER and max_tool_calls else None,
-        seats=u.config.seats,
+        tool=_tool(board, game, protocol, max_tool_calls) if seat is None and max_tool_calls else None,
+        seats=game.seats,
     )
 
 
-def _tool(u: Any, protocol: Protocol, max_tool_calls: int) -> Any:
+def _tool(board: Structure, game: CraftGame, protocol: Protocol, max_tool_calls: int) -> Any:
     """The builder's ``simulate_move`` tool for this turn (it scores against the target, as the paper's)."""
-    return make_simulator(u.board, u.game.target_structure(), protocol, max_tool_calls)
+    return make_simulator(board, game.target_structure(), protocol, max_tool_calls)
+
+
+def _checked_action(action: Any, agent: str, actions: int) -> Any:
+    """``action`` as the env's step takes it; ``ValueError`` for a number outside ``agent``'s action space
+    (``Discrete(actions)``), as ``craft_env.env()``'s bounds check says it. Text and ``None`` pass: the
+    game reads them (an unreadable one is a failed turn)."""
+    if type(action) is int and 0 <= action < actions or action is None or isinstance(action, str):
+        return action
+    if isinstance(action, (int, np.integer)) and np.ndim(action) == 0 and 0 <= int(action) < actions:
+        return action
+    raise ValueError(f"action: {action!r} is outside {agent}'s action space Discrete({actions})")
 
 
 def _game_errored(
@@ -325,14 +341,24 @@ class _GameTally:
         return self.total + self.turn_usage
 
 
+def new_game(spec: GameSpec, settings: RunSettings) -> CraftGame:
+    """One game's engine, reset to its seed: the ``CraftGame`` under ``craft_env.env(**env_options(...))``.
+
+    The runner drives it directly, in the order the AEC env would (each
+    speaking slot's director, then the builder; ``envs.craft.raw_env``),
+    without the env's spaces and wrappers around every step.
+    """
+    game = CraftGame(make_config(**env_options(spec, settings, False)))
+    game.reset(spec.seed)
+    return game
+
+
 async def play_game(
     spec: GameSpec, settings: RunSettings, factory: AgentFactory, run_log: RunLog, attempt: int
 ) -> GameResult:
     """Play one game to its end, logging every turn; errors end it as ``errored``."""
-    env = craft_env.env(**env_options(spec, settings, False))
-    env.reset(seed=spec.seed)
-    u = env.unwrapped
-    directors = {seat: factory.director(spec, seat) for seat in u.seat_of.values()}
+    game = new_game(spec, settings)
+    directors = {seat: factory.director(spec, seat) for seat in game.seats}
     builder = factory.builder(spec)
     run_log.game_event(
         "start",
@@ -346,32 +372,29 @@ async def play_game(
     )
     tally = _GameTally()
     try:
-        readers = {  # agents given the text observation: built-in agents read the numeric one only
-            agent: factory.needs_text
-            and getattr(builder if agent == BUILDER else directors[u.seat_of[agent]], "reads_text", True)
-            for agent in env.possible_agents
-        }
-        await _play_turns(env, spec, settings, directors, builder, readers, run_log, attempt, tally)
+        # agents given the text observation: built-in agents read the numeric one only
+        readers = {seat: getattr(agent, "reads_text", True) for seat, agent in directors.items()}
+        readers[BUILDER] = getattr(builder, "reads_text", True)
+        readers = {seat: factory.needs_text and reads for seat, reads in readers.items()}
+        await _play_turns(game, spec, settings, directors, builder, readers, run_log, attempt, tally)
     except ModelCallError as error:
-        return _game_errored(run_log, spec, attempt, u.turn, tally.spent, str(error), error.error_type)
+        return _game_errored(run_log, spec, attempt, game.turn, tally.spent, str(error), error.error_type)
     except GameStopped as stop:
         usage = tally.spent
         fields = {"reason": str(stop), **_usage_fields(usage)}
-        run_log.game_event("stopped", spec.index, spec.structure_id, attempt, u.turn, **fields)
-        return GameResult(spec, "stopped", u.turn, usage=usage, error=str(stop))
+        run_log.game_event("stopped", spec.index, spec.structure_id, attempt, game.turn, **fields)
+        return GameResult(spec, "stopped", game.turn, usage=usage, error=str(stop))
     except LogWriteError:  # the run cannot record (a full disk): it stops, like a killed process
         raise
     except Exception as error:  # a bug must not take the other games down; it is logged and counted
         log.exception("game %s run %d crashed", spec.structure_id, spec.run)
         message = f"{type(error).__name__}: {error}"
-        return _game_errored(run_log, spec, attempt, u.turn, tally.spent, message, "InternalError")
-    finally:
-        env.close()
-    return _game_done(run_log, spec, settings, attempt, u.turn, tally)
+        return _game_errored(run_log, spec, attempt, game.turn, tally.spent, message, "InternalError")
+    return _game_done(run_log, spec, settings, attempt, game.turn, tally)
 
 
 async def _play_turns(
-    env: Any,
+    game: CraftGame,
     spec: GameSpec,
     settings: RunSettings,
     directors: dict[str, Any],
@@ -381,36 +404,34 @@ async def _play_turns(
     attempt: int,
     tally: _GameTally,
 ) -> None:
-    """Step the AEC env to the game's end: each director's message is kept for its turn's record, each
-    builder move logs the turn (``_turn_fields``). Errors of the agents propagate to ``play_game``.
-    ``readers``: the agents whose observation carries its text."""
-    u = env.unwrapped
+    """Play ``game`` to its end: each director's message is kept for its turn's record, each builder move
+    logs the turn (``_turn_fields``). Errors of the agents propagate to ``play_game``.
+    ``readers``: the seats (and ``builder``) whose observation carries its text."""
     tools = settings.max_tool_calls if settings.builder_tools else 0
-    for agent in env.agent_iter():
-        _, _, termination, truncation, _ = env.last(observe=False)
-        if termination or truncation:
-            env.step(None)
-            continue
-        obs = env.observe(agent)
-        if readers[agent]:
-            obs["text"] = u.text_observation(agent)
-        context = _context(env, agent, obs, spec, settings.turns, settings.rules, tools)
-        if agent != BUILDER:
-            reply = await directors[context.seat].act(context)
-            env.step(reply.message)
+    seats = game.seats
+    names = [agent_name(seat) for seat in seats]
+    turns, rules = settings.turns, settings.rules
+    while True:
+        for k in game.order_list:  # the turn's speaking slots (``build`` replaces the list, never changes it)
+            seat, agent = seats[k], names[k]
+            obs = {"observation": game.director_obs[k].copy(), "action_mask": game.director_masks[k].copy()}
+            if readers[seat]:
+                obs["text"] = text_observation(game, k)
+            context = _context(game, agent, seat, obs, spec, turns, rules, tools)
+            reply = await directors[seat].act(context)
+            info = game.speak(k, _checked_action(reply.message, agent, game.num_intents))
             tally.turn_usage += reply.usage
-            tally.spoken.append(
-                _director_entry(
-                    context.seat, agent, len(tally.spoken), context.archetype, reply, u.infos.get(agent, {})
-                )
-            )
-            continue
-        order = list(u.director_order)
+            entry = _director_entry(seat, agent, len(tally.spoken), context.archetype, reply, info)
+            tally.spoken.append(entry)
+        obs = {"observation": game.builder_obs.copy(), "action_mask": game.builder_mask.copy()}
+        if readers[BUILDER]:
+            obs["text"] = text_observation(game, None)
+        context = _context(game, BUILDER, None, obs, spec, turns, rules, tools)
+        order = [seats[k] for k in game.order_list]
         candidates = list(context.candidates) if context.candidates is not None else None
         reply = await builder.act(context)
-        env.step(reply.action)
+        info = game.build(_checked_action(reply.action, BUILDER, game.num_actions))
         tally.turn_usage += reply.usage
-        info = u.infos[BUILDER]
         tally.last_info = info
         run_log.turn(
             spec.index,
@@ -418,7 +439,7 @@ async def _play_turns(
             attempt,
             int(info["turn"]),
             _turn_fields(
-                info, context.board, u.last_move, tally.spoken, reply, candidates, order, tally.turn_usage
+                info, context.board, game.last_move, tally.spoken, reply, candidates, order, tally.turn_usage
             ),
         )
         log.debug(
@@ -426,6 +447,8 @@ async def _play_turns(
         )
         tally.total += tally.turn_usage
         tally.turn_usage, tally.spoken = Usage(), []
+        if game.done:
+            return
 
 
 def _game_done(
