@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply
-from craft_env.agents.decode import apparent_wall, decode_visible, decode_wall_view, wall_cells
+from craft_env.agents.decode import decode_visible, decode_wall_view, wall_cells
 from craft_env.core.encoding import (
     COLOUR_NAMES,
     KIND_LARGE,
@@ -89,6 +89,43 @@ def wall_target(view: np.ndarray, seat: str, n: int) -> np.ndarray:
     return board
 
 
+@lru_cache(maxsize=64)
+def intent_texts(seat: str, n: int, height: int) -> tuple[str, ...]:
+    """``intent_to_text`` of every intent id of ``seat``'s table, made once per seat and size."""
+    table = intent_table(seat, n, height)
+    return tuple(intent_to_text(intent, table) for intent in range(table.num_intents))
+
+
+@lru_cache(maxsize=64)
+def _wall_partners(seat: str, n: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """Per slot of ``seat``'s wall: its cell, and per direction of a large half (``core.encoding``'s order)
+    whether the partner cell is on the wall too (``agents.decode.apparent_wall``'s test)."""
+    wall = wall_cells(seat, n)
+    steps = ((-1, 0), (1, 0), (0, -1), (0, 1))
+    return tuple(
+        (cell, tuple(int((cell // n + di) * n + (cell % n + dj) in wall) for di, dj in steps)) for cell in wall
+    )
+
+
+def _apparent_levels(rows: list[list[int]], n: int, seat: str, height: int) -> list[list[int]]:
+    """``apparent_wall(board, n, seat).T.tolist()`` from the board's cells as plain ints (``rows``, cell by
+    cell): per layer, per slot, the code the seat sees. Plain lists: it runs for every director's turn."""
+    levels = []
+    partners = _wall_partners(seat, n)
+    for level in range(height):
+        row = []
+        for cell, on_wall in partners:
+            value = rows[cell][level]
+            if value <= 0:
+                row.append(0)
+            elif value < 6:
+                row.append(1 + 2 * (value - 1))
+            else:
+                row.append(1 + 2 * ((value - 6) // 4) + on_wall[(value - 6) % 4])
+        levels.append(row)
+    return levels
+
+
 class ScriptedDirector:
     """A rule-based director speaking plain English (see the module docstring).
 
@@ -116,7 +153,7 @@ class ScriptedDirector:
             kept = self._target = (key, wall_target(view, seat, n), view.T.tolist())
         _, target, wanted = kept
         intent = int(scripted_intent(visible, target, n, wall, np.asarray(mask, np.int8)))
-        seen = apparent_wall(visible, n, seat).T.tolist()
+        seen = _apparent_levels(visible.tolist(), n, seat, height)
         first = next(
             (
                 f"slot {slot} layer {level}: board shows {_describe_code(seen[level][slot])}, "
@@ -137,8 +174,7 @@ class ScriptedDirector:
         seat, n, height = context.seat, context.n, context.height
         obs = context.observation
         intent, note = self.choose(obs["observation"], obs["action_mask"], seat, n, height)
-        message = intent_to_text(intent, intent_table(seat, n, height))
-        return DirectorReply(message=message, think=note, intent=intent)
+        return DirectorReply(message=intent_texts(seat, n, height)[intent], think=note, intent=intent)
 
     async def act(self, context: AgentContext) -> DirectorReply:
         return self.decide(context)
