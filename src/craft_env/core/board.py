@@ -39,6 +39,22 @@ _PARTNER_CELL = interpreted(rules.partner_cell)
 TIERS = ("simple", "medium", "complex")
 
 
+@functools.lru_cache(maxsize=65536)
+def _cell_layout(
+    n: int, k: int, row: tuple[int, ...]
+) -> tuple[str, tuple[str, ...], tuple[tuple[int, tuple[str, str]], ...]]:
+    """Cell ``k``'s part of ``layout_dict``: its position, its stack's codes (bottom first), and
+    ``(layer, (position, partner's position))`` for each large half that reaches right or down (the half
+    whose span is listed). Remembered: boards of a run share most of their stacks."""
+    position = format_position((k // n, k % n))
+    spans = []
+    for level, value in enumerate(row):
+        if value >= 6 and (value - 6) % 4 in (1, 3):
+            p = _PARTNER_CELL(n, k, value)
+            spans.append((level, (position, format_position((p // n, p % n)))))
+    return position, tuple(value_code(v) for v in row if v != 0), tuple(spans)
+
+
 class IllegalMoveError(ValueError):
     """Raised by ``Structure.apply`` for an illegal move; ``.reason`` says why."""
 
@@ -292,18 +308,15 @@ class Structure:
     def layout_dict(self) -> dict[str, Any]:
         """``to_dict``'s ``structure`` and ``spans`` only (what a run logs for every turn's board)."""
         n = self.n
-        rows = self._cells.tolist()  # plain ints: this runs for every logged turn's board
-        structure = {format_position((k // n, k % n)): [value_code(v) for v in rows[k] if v != 0]
-                     for k in range(n * n)}
-        spans: dict[str, list[list[str]]] = {}
-        for level in range(self.height):
-            for k in range(n * n):
-                value = rows[k][level]
-                if value >= 6 and (value - 6) % 4 in (1, 3):
-                    p = _PARTNER_CELL(n, k, value)
-                    spans.setdefault(str(level), []).append(
-                        [format_position((k // n, k % n)), format_position((p // n, p % n))]
-                    )
+        structure: dict[str, list[str]] = {}
+        by_level: list[list[list[str]]] = [[] for _ in range(self.height)]
+        # plain ints, each cell's part read once per stack it holds: this runs for every logged turn's board
+        for k, row in enumerate(self._cells.tolist()):
+            position, codes, spans = _cell_layout(n, k, tuple(row))
+            structure[position] = list(codes)
+            for level, pair in spans:
+                by_level[level].append(list(pair))
+        spans = {str(level): pairs for level, pairs in enumerate(by_level) if pairs}
         return {"structure": structure, "spans": spans}
 
     def to_dict(self, views: bool = True) -> dict[str, Any]:

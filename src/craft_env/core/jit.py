@@ -20,6 +20,8 @@ COMPILING_MESSAGE = (
 )
 _log = logging.getLogger("craft_env")
 _announced = False
+#: ``compiled_entry``'s answers by kernel and argument types.
+_entries: dict[tuple[Any, tuple], Any] = {}
 
 
 def announce_cold_kernels(*kernels_used) -> bool:
@@ -61,8 +63,11 @@ def compiled_entry(kernel: Any, example_args: tuple) -> Any:
     """
     try:
         signature = tuple(typeof(arg) for arg in example_args)
-        kernel.compile(signature)
-        return kernel.overloads[signature].entry_point
+        entry = _entries.get((kernel, signature))
+        if entry is None:  # every game of a setting asks for the same entries: numba is asked once
+            kernel.compile(signature)
+            entry = _entries[(kernel, signature)] = kernel.overloads[signature].entry_point
+        return entry
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         _log.debug("calling %s through its dispatcher: %s", getattr(kernel, "__name__", kernel), error)
         return kernel

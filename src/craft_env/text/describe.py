@@ -8,6 +8,7 @@ top layer first, the builder's candidate moves, and the conversation.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from craft_env.core import rules
@@ -55,18 +56,21 @@ def _describe_cells(rows: list[list[int]], n: int) -> str:
     """``describe_board`` of a ``Structure`` from its cells as plain ints (one conversion per board, not
     one numpy read per block; it runs whenever a text observation's board changes): the same
     ``stack`` (the non-empty values, bottom first) and ``partner`` (of the cell's value at that index)."""
-    lines = []
-    for k, row in enumerate(rows):
-        parts = []
-        for level, value in enumerate([v for v in row if v != 0]):
-            part = f"L{level} {value_code(value)}"
-            held = row[level]
-            if held >= 6:
-                p = _PARTNER_CELL(n, k, held)
-                part += f" (spans to {format_position((p // n, p % n))})"
-            parts.append(part)
-        lines.append(f"{format_position((k // n, k % n))}: {', '.join(parts) if parts else 'empty'}")
-    return "\n".join(lines)
+    return "\n".join([_cell_line(n, k, tuple(row)) for k, row in enumerate(rows)])
+
+
+@lru_cache(maxsize=65536)
+def _cell_line(n: int, k: int, row: tuple[int, ...]) -> str:
+    """Cell ``k``'s line of ``describe_board``, remembered (boards of a game share most of their stacks)."""
+    parts = []
+    for level, value in enumerate([v for v in row if v != 0]):
+        part = f"L{level} {value_code(value)}"
+        held = row[level]
+        if held >= 6:
+            p = _PARTNER_CELL(n, k, held)
+            part += f" (spans to {format_position((p // n, p % n))})"
+        parts.append(part)
+    return f"{format_position((k // n, k % n))}: {', '.join(parts) if parts else 'empty'}"
 
 
 def _layer_keys(view: Mapping[str, Any]) -> list[tuple[int, str]]:
@@ -129,6 +133,8 @@ def describe_candidates(moves: Iterable[Move]) -> str:
 
 
 def _speaker_and_text(message: Any) -> tuple[str, str]:
+    if type(message) is tuple and len(message) == 2:  # the common case, before the abstract-class checks
+        return str(message[0]), str(message[1])
     if isinstance(message, Mapping):
         speaker = message.get("speaker", message.get("role", message.get("name", "?")))
         text = message.get("text", message.get("content", ""))
