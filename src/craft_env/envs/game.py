@@ -164,6 +164,8 @@ class CraftGame:
         self.text_cache: dict[Any, Any] = {}
         #: ``(board bytes, Structure)`` of the last ``board_structure`` (the runner reads it per agent turn).
         self._board_kept: tuple[bytes, Structure] | None = None
+        #: ``(turn and candidate arrays' bytes, moves)`` of the last ``candidate_moves``.
+        self._candidates_kept: tuple[tuple, list[Move]] | None = None
         self.last_move: Move | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -367,16 +369,21 @@ class CraftGame:
         return None if moves is None else [str(m) for m in moves]
 
     def candidate_moves(self) -> list[Move] | None:
-        """The oracle candidates shown to the builder this turn (None without the oracle condition)."""
+        """The oracle candidates shown to the builder this turn (None without the oracle condition).
+
+        A new list each time; its moves are read from the episode's arrays once per turn (kept with
+        the turn number and the arrays' bytes, so a resynchronised turn is read again).
+        """
         if self.config.oracle_n is None:
             return None
         count = self.num_candidates
-        return [
-            self._moves[action][layer + 1]
-            for action, layer in zip(
-                self.candidate_ids[:count].tolist(), self.candidate_layers[:count].tolist()
-            )
-        ]
+        ids, layers = self.candidate_ids[:count], self.candidate_layers[:count]
+        key = (self.turn, ids.tobytes(), layers.tobytes())
+        kept = self._candidates_kept
+        if kept is None or kept[0] != key:
+            moves = [self._moves[action][layer + 1] for action, layer in zip(ids.tolist(), layers.tolist())]
+            kept = self._candidates_kept = (key, moves)
+        return list(kept[1])
 
     def state(self) -> np.ndarray:
         """The global state (board, whole target, intents, turn) for centralized critics; a new array."""

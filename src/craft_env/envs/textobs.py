@@ -127,11 +127,18 @@ def _ascii_conversation(game, keep=None) -> str:
     made ASCII once per episode (``ascii_text`` maps character by character, so the entries' join is the
     join's). Only for ``_fitted``, where a text that long is cut differently anyway."""
     rendered = _rendered(game)
-    plain = game.text_cache.setdefault(("conversation ascii",), [])
+    cache = game.text_cache
+    plain = cache.setdefault(("conversation ascii",), [])
     if len(plain) < len(rendered):
         plain.extend(_ascii(text) for text in rendered[len(plain):])
     if keep is not None:
         plain = [text for text, entry in zip(plain, game.conversation) if keep(entry)]
+    elif plain:  # the whole conversation: the last join, extended by the entries said since
+        count, joined = cache.get(("conversation joined",), (0, ""))
+        if count < len(plain):
+            joined = "\n".join([joined, *plain[count:]] if count else plain)
+            cache[("conversation joined",)] = (len(plain), joined)
+        return joined
     return "\n".join(plain) if plain else ascii_text(describe_conversation([]))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from functools import lru_cache
 
 from craft_env.text.errors import ParseError
 from craft_env.text.moves import parse_builder_reply
@@ -83,8 +84,28 @@ def next_at_or_after(spans: list[tuple[int, int]], position: int) -> tuple[int, 
     return spans[index] if index < len(spans) else None
 
 
+#: How long a reply may be to be remembered, and how many are (runs and replays read the same replies
+#: again and again: a built-in agent's decisions written out, a replayed model's logged text).
+_MEMO_CHARS = 2000
+_MEMO_SIZE = 8192
+
+
 def parse_director_reply(text: str) -> tuple[str, str, str | None]:
-    """``(think, message, reason)`` from a director's reply; ``reason`` is ``None`` when well formed."""
+    """``(think, message, reason)`` from a director's reply; ``reason`` is ``None`` when well formed.
+
+    Replies up to ``_MEMO_CHARS`` characters are read once and remembered (the result is immutable).
+    """
+    if type(text) is str and len(text) <= _MEMO_CHARS:
+        return _memo_director_reply(text)
+    return _director_reply(text)
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def _memo_director_reply(text: str) -> tuple[str, str, str | None]:
+    return _director_reply(text)
+
+
+def _director_reply(text: str) -> tuple[str, str, str | None]:
     if not isinstance(text, str) or not text.strip():
         return "", "", "empty reply"
     think, public = split_think(_FENCE.sub("", text))
@@ -115,8 +136,24 @@ def builder_action(
 
     ``tolerant_span``: the paper's reading of a small block with a span
     (``text.paper_grammar``); ``reason`` then notes what was ignored.
+    Replies up to ``_MEMO_CHARS`` characters are read once and remembered
+    (the result is immutable).
     """
+    if type(text) is str and len(text) <= _MEMO_CHARS:
+        return _memo_builder_action(text, n, height, bool(tolerant_span))
+    return _builder_action(text, n, height, tolerant_span)
 
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def _memo_builder_action(
+    text: str, n: int, height: int, tolerant_span: bool
+) -> tuple[str, tuple[str, ...], str, str | None]:
+    return _builder_action(text, n, height, tolerant_span)
+
+
+def _builder_action(
+    text: str, n: int, height: int, tolerant_span: bool = False
+) -> tuple[str, tuple[str, ...], str, str | None]:
     if not isinstance(text, str) or not text.strip():
         return "", (), "", "empty reply"
     think, body = split_think(text)
