@@ -1,6 +1,6 @@
 """Speed and size of the training faces: ``craft-env export --format sft|dpo`` and the text environment.
 
-Run: ``python benchmarks/bench_train.py [--runs 3] [--episodes 60] [--repeat 3] [--workers 1,2]``.
+Run: ``python benchmarks/bench_train.py [--runs 3] [--episodes 60] [--repeat 3] [--workers 0,1,2]``.
 
 It prints the machine's load average first (the figures are only
 comparable at a similar load). Then it plays the benchmark offline
@@ -16,9 +16,15 @@ baseline: its games per second and turns per second. Then:
   copying the first candidate, 20 turns): steps per second, one game at a
   time and ``num_envs=16`` at once, and as a ratio to the run's turns per
   second (the same games played by the scripted team in the runner);
-* workers (``text_env(num_envs=16, workers=K)`` for each K of ``--workers``):
-  steps per second of wall-clock time, and the ratio to K=1; the workers
-  are started before the clock starts (start-up is not a per-step cost);
+* workers (``text_env(num_envs=64, workers=K)`` for each K of ``--workers``,
+  0 meaning the games in this process; 320 games, about 5,300 steps): steps
+  per second of wall-clock time and the ratio to K=1; the CPU microseconds
+  per step of this process and of the workers together; and the rate the
+  CPU time allows (steps over this process's CPU time plus, per call, the
+  busiest worker's: what wall-clock gives with a core for each process and
+  nothing else running, so it can be read on a shared machine) with its
+  ratio to K=1. The workers are started, and a first reset is played,
+  before the clock starts (start-up is not a per-step cost);
 * start-up: a fresh ``craft-env run --runs 1 --structures 0 --no-plots``
   (one game) as a subprocess, its CPU seconds, minus the time its turns
   take at the baseline's rate: the run's fixed cost (imports, numba
@@ -27,7 +33,7 @@ baseline: its games per second and turns per second. Then:
 Times are CPU seconds of this process (``time.process_time``; the work is
 one thread, so on an idle machine they equal wall-clock seconds, and on a
 shared one they are not inflated by waiting for a core), except the
-workers' rows, which are wall-clock (the work is in other processes); each
+workers' rows, which give both (the work is in other processes); each
 is the median of ``--repeat`` runs. The wall-clock total is printed at the
 end. Pointing ``PYTHONPATH`` at another checkout's ``src`` measures that
 version with the same script (rows it cannot play are skipped).
@@ -87,22 +93,38 @@ def builder_reply(messages) -> str:
     return f"MOVE: {CANDIDATE.search(messages[-1]['content']).group(1)}\nFOLLOWED: D1"
 
 
-def worker_steps(episodes: int, num_envs: int, workers: int, repeat: int) -> tuple[float, int]:
-    """``(median wall seconds, steps)`` of games ``0 .. episodes - 1``, ``num_envs`` at a time in
-    ``workers`` processes started beforehand."""
-    times, steps = [], 0
-    with craft_env.text_env(num_envs=num_envs, workers=workers) as env:
-        for _ in range(repeat):
-            steps = 0
-            started = time.perf_counter()
-            for first in range(0, episodes - episodes % num_envs, num_envs):
-                observations, _ = env.reset(seed=first)
-                while any(o is not None for o in observations):
-                    replies = [None if o is None else builder_reply(o) for o in observations]
-                    steps += sum(reply is not None for reply in replies)
-                    observations, *_ = env.step(replies)
-            times.append(time.perf_counter() - started)
-    return statistics.median(times), steps
+def worker_steps(games: int, num_envs: int, workers: int) -> dict[str, float]:
+    """One timing of games ``0 .. games - 1`` played ``num_envs`` at a time in ``workers`` processes
+    (0: in this process): ``steps``, ``wall`` seconds, this process's ``parent`` CPU seconds, the
+    workers' CPU seconds (``workers``) and ``critical``: the sum over calls of the busiest worker's
+    CPU seconds in that call. The processes are started, and a first reset played, before the clock
+    starts: neither is a per-step cost."""
+    options = {"num_envs": num_envs} if workers == 0 else {"num_envs": num_envs, "workers": workers}
+    steps, critical = 0, 0.0
+    with craft_env.text_env(**options) as env:
+        env.reset(seed=games)
+
+        def reading() -> list[float]:
+            return list(getattr(env, "cpu_seconds", []))
+
+        def call(method, *arguments):
+            nonlocal critical
+            before = reading()
+            result = method(*arguments)
+            critical += max((b - a for a, b in zip(before, reading())), default=0.0)
+            return result
+
+        workers_before = reading()
+        parent, wall = time.process_time(), time.perf_counter()
+        for first in range(0, games - games % num_envs, num_envs):
+            observations, _ = call(env.reset, first)
+            while any(o is not None for o in observations):
+                replies = [None if o is None else builder_reply(o) for o in observations]
+                steps += sum(reply is not None for reply in replies)
+                observations, *_ = call(env.step, replies)
+        wall, parent = time.perf_counter() - wall, time.process_time() - parent
+        spent = sum(b - a for a, b in zip(workers_before, reading()))
+    return {"steps": steps, "wall": wall, "parent": parent, "workers": spent, "critical": critical}
 
 
 def startup_seconds(root: Path, repeat: int) -> tuple[float, int]:
@@ -153,7 +175,13 @@ def main() -> None:
         "--repeat", type=int, default=3, help="timings per row; the median is shown (default 3)"
     )
     parser.add_argument(
-        "--workers", default="1,2", help="comma-separated worker counts for the workers' rows (default 1,2)"
+        "--workers",
+        default="0,1,2",
+        help="comma-separated worker counts for the workers' rows, 0 for in-process (default 0,1,2)",
+    )
+    parser.add_argument("--worker-envs", type=int, default=64, help="num_envs of the workers' rows (default 64)")
+    parser.add_argument(
+        "--worker-games", type=int, default=320, help="games per workers' row (default 320: about 5,300 steps)"
     )
     args = parser.parse_args()
     started = time.perf_counter()
@@ -187,19 +215,40 @@ def main() -> None:
             rate = steps / seconds
             ratio = rate / (turns / run_seconds)
             print(f"| {name} | {args.episodes} | {steps:,} | {seconds:.2f} | {rate:,.0f} | {ratio:.2f} |")
-        print("\n| text env, num_envs=16 | workers | steps | wall s | steps/s | x 1 worker |")
-        print("|---|---|---|---|---|---|")
-        one = None
+        print(
+            f"\n| text env, num_envs={args.worker_envs}, {args.worker_games} games | steps | wall s | "
+            "steps/s | x 1 worker | parent CPU µs/step | workers' CPU µs/step | CPU-bound steps/s | "
+            "x 1 worker |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+        rows = {}
         for workers in (int(k) for k in args.workers.split(",")):
             try:
-                seconds, steps = worker_steps(args.episodes, 16, workers, args.repeat)
+                timings = [worker_steps(args.worker_games, args.worker_envs, workers) for _ in range(args.repeat)]
             except (TypeError, ValueError) as error:  # a version without workers
-                print(f"| (skipped: {error}) | {workers} | | | | |")
+                print(f"| (skipped: {error}) | {workers} | | | | | | | |")
                 continue
-            rate = steps / seconds
-            one = rate if one is None else one
-            print(f"| {workers} process(es) | {workers} | {steps:,} | {seconds:.2f} | {rate:,.0f} | "
-                  f"{rate / one:.2f} |")
+            figures = {key: statistics.median(t[key] for t in timings) for key in timings[0]}
+            figures["rate"] = figures["steps"] / figures["wall"]
+            measured = workers == 0 or figures["critical"] > 0  # a version without cpu_seconds: not
+            figures["bound"] = figures["steps"] / (figures["parent"] + figures["critical"]) if measured else None
+            rows[workers] = figures
+        one = rows.get(1, {})
+        for workers, row in rows.items():
+            steps, bound = row["steps"], row["bound"]
+            name = "in this process" if workers == 0 else f"{workers} worker process(es)"
+            ratio = f"{row['rate'] / one['rate']:.2f}" if one else ""
+            bound_text = "" if bound is None else f"{bound:,.0f}"
+            bound_ratio = f"{bound / one['bound']:.2f}" if bound and one.get("bound") else ""
+            print(
+                f"| {name} | {steps:,.0f} | {row['wall']:.2f} | {row['rate']:,.0f} | {ratio} | "
+                f"{row['parent'] / steps * 1e6:.0f} | {row['workers'] / steps * 1e6:.0f} | {bound_text} | "
+                f"{bound_ratio} |"
+            )
+        print(
+            "\n(CPU-bound: steps over the parent's CPU time plus, per call, the busiest worker's: the rate "
+            "with a core for each process and nothing else running; in this process: its CPU time alone.)"
+        )
         seconds, game_turns = startup_seconds(root, args.repeat)
         fixed = seconds - game_turns / (turns / run_seconds)
         print(

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
+from collections import OrderedDict
 
+import numpy as np
 import pytest
 
 import craft_env
-from craft_env.train.workers import WorkerError
+from craft_env.train.workers import WorkerError, _pack, _unpack
 from speed_reference import builder_reply, digest
 
 
@@ -33,6 +35,7 @@ def test_workers_play_what_one_process_plays_and_a_dead_worker_names_its_games()
     try:
         assert play(env, 11) == expected
         assert env.done == [True, True, True]
+        assert len(env.cpu_seconds) == 2 and all(seconds > 0 for seconds in env.cpu_seconds)
         env.reset(seed=40)
         os.kill(env._workers[1].process.pid, signal.SIGKILL)  # worker 1 holds the games of seeds 42
         died = r"worker 1 .* died \(signal 9\) while playing structure_\d+ \(seed 42\)"
@@ -59,3 +62,28 @@ def test_workers_play_what_one_process_plays_and_a_dead_worker_names_its_games()
 def test_bad_worker_arguments_fail_before_any_process_starts(options, message):
     with pytest.raises(ValueError, match=message):
         craft_env.text_env(**options)
+
+
+class Flag(int):
+    """An int subclass: marshal refuses it, so the message goes by pickle and keeps the type."""
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        ("ok", ([[{"role": "user", "content": "é\ufffd"}], None], [0.5, -0.0], {"a": (1, None)}), [True], 1.5),
+        ("ok", {"seed": np.int64(3)}, [False], 0.0),
+        ("ok", OrderedDict(b=1, a=[Flag(2)]), [], 0.0),
+        ("error", "ValueError", "seed: expected an int"),
+    ],
+)
+def test_messages_come_back_equal_and_of_the_same_types(message):
+    def types(value):
+        if isinstance(value, dict):
+            return (type(value), [(types(k), types(v)) for k, v in value.items()])
+        if isinstance(value, (list, tuple)):
+            return (type(value), [types(v) for v in value])
+        return type(value)
+
+    back = _unpack(_pack(message))
+    assert back == message and types(back) == types(message)

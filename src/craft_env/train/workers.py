@@ -24,11 +24,25 @@ only closes. ``close()`` asks every worker to stop, waits for it
 Workers are started with ``spawn`` (fresh interpreters: nothing of the
 caller's state, threads or event loops is inherited), which takes a second
 or two each; the start is paid once per environment, not per step.
+
+A step costs the caller one message out and one back per worker, and as
+little of its own time as can be, since the workers wait while it works
+(a rollout loop calls ``step`` in lockstep): an answer is read as soon as
+its worker sends it (while slower workers still play), and the caller's
+garbage collector is paused while the answers' objects are built (they
+hold no cycles; collecting while they are made would scan them again and
+again). Messages are pickled (``marshal``, a little faster, writes a numpy
+scalar as bytes without a word, so it is not used). Each answer carries
+its worker's CPU seconds so far (``cpu_seconds``), which
+``benchmarks/bench_train.py`` uses to say how far the work spreads.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
+import pickle
+import time
 import traceback
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -46,29 +60,46 @@ class WorkerError(RuntimeError):
     """A worker process died, or failed in a way its caller cannot act on; names the games it held."""
 
 
+def _pack(message: Any) -> bytes:
+    """``message`` as bytes (``pickle``'s newest protocol)."""
+    return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack(data: bytes) -> Any:
+    """The message ``_pack`` made."""
+    return pickle.loads(data)
+
+
 def _serve(conn: Connection, num_envs: int, options: dict[str, Any]) -> None:
-    """A worker's loop: build the env, answer ``(command, arguments)`` until ``close``."""
+    """A worker's loop: build the env, answer ``(command, arguments)`` until ``close``.
+
+    Answers are ``("ok", result, done, cpu seconds)`` or ``("error", kind, text)``."""
     try:
         env = BatchedTextEnv(num_envs, **options)
     except Exception as error:  # reported to the caller, who raises it
-        conn.send(("error", type(error).__name__, str(error)))
+        conn.send_bytes(_pack(("error", type(error).__name__, str(error))))
         return
-    conn.send(("ok", None, env.done))
+    conn.send_bytes(_pack(("ok", None, env.done, time.process_time())))
     try:
         while True:
-            command, arguments = conn.recv()
+            command, arguments = _unpack(conn.recv_bytes())
             if command == "close":
                 env.close()
-                conn.send(("ok", None, []))
+                conn.send_bytes(_pack(("ok", None, [], time.process_time())))
                 return
             try:
                 result = getattr(env, command)(*arguments)
             except ValueError as error:
-                conn.send(("error", "ValueError", str(error)))
+                answer = ("error", "ValueError", str(error))
             except Exception as error:
-                conn.send(("error", type(error).__name__, "".join(traceback.format_exception(error))))
+                answer = ("error", type(error).__name__, "".join(traceback.format_exception(error)))
             else:
-                conn.send(("ok", result, env.done))
+                answer = ("ok", result, env.done, time.process_time())
+            try:
+                data = _pack(answer)
+            except Exception as error:  # an object of the answer that pickle cannot write
+                data = _pack(("error", type(error).__name__, f"the answer could not be sent: {error}"))
+            conn.send_bytes(data)
     except (EOFError, BrokenPipeError, KeyboardInterrupt):  # the caller went away
         env.close()
 
@@ -85,36 +116,36 @@ class _Worker:
         self.process.start()
         child.close()
         self.games = "no game yet"
+        self.cpu_seconds = 0.0
 
     def send(self, message: Any) -> None:
         try:
-            self.conn.send(message)
+            self.conn.send_bytes(_pack(message))
         except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
             raise self.died() from None
 
-    def receive(self) -> tuple[Any, list[bool]]:
-        """``(answer, which of its games have ended)``; ``WorkerError`` (naming its games) when the
-        process ends first or stays silent for ``RECEIVE_SECONDS``."""
-        ready = wait([self.conn, self.process.sentinel], timeout=RECEIVE_SECONDS)
-        if self.conn in ready:
-            try:
-                status, *payload = self.conn.recv()
-            except (EOFError, ConnectionResetError, OSError):
-                raise self.died() from None
-            if status == "ok":
-                return payload[0], payload[1]
-            kind, message = payload
-            if kind == "ValueError":
-                raise ValueError(message)
-            raise WorkerError(f"text_env worker {self.number} ({self.games}) failed: {kind}: {message}")
-        if not ready:
-            self.process.kill()
-            self.process.join()
-            raise WorkerError(
-                f"text_env worker {self.number} (pid {self.process.pid}) sent nothing for "
-                f"{RECEIVE_SECONDS:.0f} s while playing {self.games}; it was ended"
-            )
-        raise self.died()
+    def read(self) -> tuple[Any, list[bool]]:
+        """``(answer, which of its games have ended)`` from the pipe (``_gather`` waits for it); a
+        ``WorkerError`` naming its games when the pipe is closed, or the worker's error."""
+        try:
+            status, *payload = _unpack(self.conn.recv_bytes())
+        except (EOFError, ConnectionResetError, OSError):
+            raise self.died() from None
+        if status == "ok":
+            answer, done, self.cpu_seconds = payload
+            return answer, done
+        kind, message = payload
+        if kind == "ValueError":
+            raise ValueError(message)
+        raise WorkerError(f"text_env worker {self.number} ({self.games}) failed: {kind}: {message}")
+
+    def hung(self) -> WorkerError:
+        self.process.kill()
+        self.process.join()
+        return WorkerError(
+            f"text_env worker {self.number} (pid {self.process.pid}) sent nothing for "
+            f"{RECEIVE_SECONDS:.0f} s while playing {self.games}; it was ended"
+        )
 
     def died(self) -> WorkerError:
         self.process.join(timeout=JOIN_SECONDS)
@@ -127,9 +158,9 @@ class _Worker:
     def close(self) -> None:
         if self.process.is_alive():
             try:
-                self.conn.send(("close", ()))
+                self.conn.send_bytes(_pack(("close", ())))
                 if self.conn.poll(JOIN_SECONDS):
-                    self.conn.recv()
+                    self.conn.recv_bytes()
             except (BrokenPipeError, ConnectionResetError, EOFError, OSError):
                 pass
             self.process.join(timeout=JOIN_SECONDS)
@@ -137,6 +168,37 @@ class _Worker:
                 self.process.kill()
         self.process.join()
         self.conn.close()
+
+
+def _gather(workers: list[_Worker]) -> list[tuple[Any, list[bool]]]:
+    """Each worker's ``(answer, done)``, in the order given, each read as soon as it arrives.
+
+    The wait is on the pipes and the processes together: a worker whose
+    process ends before it answers is a ``WorkerError`` at once, and one
+    silent for ``RECEIVE_SECONDS`` is ended and named the same way."""
+    answers: list[Any] = [None] * len(workers)
+    pending = {worker.conn: (k, worker) for k, worker in enumerate(workers)}
+    deadline = time.monotonic() + RECEIVE_SECONDS
+    collecting = gc.isenabled()
+    gc.disable()  # the answers' objects are new and hold no cycles: one collection after, not one per few
+    try:
+        while pending:
+            sentinels = {worker.process.sentinel: worker for _, worker in pending.values()}
+            ready = wait([*pending, *sentinels], timeout=max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise next(iter(pending.values()))[1].hung()
+            for item in ready:
+                if item in pending:
+                    k, worker = pending.pop(item)
+                    answers[k] = worker.read()
+            for item in ready:
+                worker = sentinels.get(item)
+                if worker is not None and worker.conn in pending:  # ended without answering
+                    raise worker.died()
+    finally:
+        if collecting:
+            gc.enable()
+    return answers
 
 
 class ProcessTextEnv:
@@ -162,8 +224,7 @@ class ProcessTextEnv:
                 count = share + (number < extra)
                 self._workers.append(_Worker(context, number, first, count, options))
                 first += count
-            for worker in self._workers:
-                worker.receive()
+            _gather(self._workers)
         except BaseException:
             self.close()
             raise
@@ -185,6 +246,12 @@ class ProcessTextEnv:
     def started(self) -> bool:
         return self._started
 
+    @property
+    def cpu_seconds(self) -> list[float]:
+        """Each worker process's CPU seconds (user and system) so far, as of its last answer: its
+        start-up included, so compare two readings to cost a stretch of calls."""
+        return [worker.cpu_seconds for worker in self._workers]
+
     def _check_usable(self, call: str) -> None:
         self._checker._check_open(call)
         if self._failed:
@@ -195,7 +262,7 @@ class ProcessTextEnv:
         try:
             for worker, arguments in zip(self._workers, parts):
                 worker.send((command, arguments))
-            answers = [worker.receive() for worker in self._workers]
+            answers = _gather(self._workers)
         except (WorkerError, ValueError):  # a worker died, or refused what was checked here: states differ
             self._failed = True
             raise
