@@ -326,7 +326,7 @@ class CraftGame:
         if isinstance(action, str):
             action_id, claimed, question, reason = self._action_from_text(action)
             if reason is None and claimed is not None and 0 <= action_id < self.num_actions:
-                reason = Structure.adopt(self.board.copy(), self.n).check(claimed)
+                reason = self.board_structure().check(claimed)
             return action_id, claimed, action, question, reason
         if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
             action_id = int(action)

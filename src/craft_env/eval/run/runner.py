@@ -43,7 +43,7 @@ from craft_env.core.moves import Move
 from craft_env.core.protocol import CRAFT, Protocol, is_completed
 from craft_env.core.views import BUILDER, DEFAULT_SEATS, agent_name
 from craft_env.datasets import structures_sha256
-from craft_env.envs.config import make_config
+from craft_env.envs.config import EnvConfig, make_config
 from craft_env.envs.game import CraftGame
 from craft_env.envs.textobs import public_conversation, text_observation
 from craft_env.models.cache import ReplayCache
@@ -166,11 +166,13 @@ class AgentFactory:
 
 
 def _usage_fields(usage: Usage) -> dict[str, Any]:
+    cost, latency = usage.cost, usage.latency
     return {
         "calls": usage.calls,
         "tokens": {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens},
-        "cost": round(usage.cost, 10),
-        "latency": round(usage.latency, 6),
+        # a float zero (a built-in agent's turn) is its own rounding
+        "cost": cost if type(cost) is float and cost == 0.0 else round(cost, 10),
+        "latency": latency if type(latency) is float and latency == 0.0 else round(latency, 6),
     }
 
 
@@ -341,16 +343,36 @@ class _GameTally:
         return self.total + self.turn_usage
 
 
+#: Idle games by setting, for the next game of that setting (``new_game``, ``_release_game``), and how
+#: many are kept in all (a game holds about half a megabyte).
+_idle_games: dict[tuple[EnvConfig, int], list[CraftGame]] = {}
+MAX_IDLE_GAMES = 64
+
+
 def new_game(spec: GameSpec, settings: RunSettings) -> CraftGame:
     """One game's engine, reset to its seed: the ``CraftGame`` under ``craft_env.env(**env_options(...))``.
 
     The runner drives it directly, in the order the AEC env would (each
     speaking slot's director, then the builder; ``envs.craft.raw_env``),
-    without the env's spaces and wrappers around every step.
+    without the env's spaces and wrappers around every step. A finished
+    game's engine of the same setting (the same target object) is reset
+    and used again: ``reset`` rewrites every array and the episode's state,
+    and making one costs more than a turn.
     """
-    game = CraftGame(make_config(**env_options(spec, settings, False)))
+    config = make_config(**env_options(spec, settings, False))
+    try:
+        game = _idle_games.get((config, id(config.structure)), []).pop()
+    except IndexError:
+        game = CraftGame(config)
     game.reset(spec.seed)
     return game
+
+
+def _release_game(game: CraftGame) -> None:
+    """Keep a game nobody plays any more for ``new_game`` (up to ``MAX_IDLE_GAMES`` in all)."""
+    if sum(len(games) for games in _idle_games.values()) >= MAX_IDLE_GAMES:
+        _idle_games.clear()
+    _idle_games.setdefault((game.config, id(game.config.structure)), []).append(game)
 
 
 async def play_game(
@@ -390,7 +412,10 @@ async def play_game(
         log.exception("game %s run %d crashed", spec.structure_id, spec.run)
         message = f"{type(error).__name__}: {error}"
         return _game_errored(run_log, spec, attempt, game.turn, tally.spent, message, "InternalError")
-    return _game_done(run_log, spec, settings, attempt, game.turn, tally)
+    else:
+        return _game_done(run_log, spec, settings, attempt, game.turn, tally)
+    finally:
+        _release_game(game)
 
 
 async def _play_turns(
