@@ -32,6 +32,21 @@ def _value_table() -> np.ndarray:
 
 
 _VALUES = _value_table()
+
+
+def _pattern_tables() -> tuple[np.ndarray, np.ndarray]:
+    """``decode_board``'s and ``decode_visible``'s value of a cell layer for each of the 2**15 patterns of its
+    channels set (bit k: channel k above 0.5): the empty channel wins, else the first block code set with
+    the first direction set, else ``UNSEEN`` (0 for the visible board)."""
+    bits = (np.arange(1 << BOARD_CHANNELS)[:, None] >> np.arange(BOARD_CHANNELS)) & 1 == 1
+    codes = bits[:, 1:11]
+    values = _VALUES[codes.argmax(axis=1), bits[:, 11:15].argmax(axis=1)]
+    board = np.where(codes.any(axis=1), values, np.int16(UNSEEN)).astype(np.int16)
+    board[bits[:, 0]] = 0
+    return board, np.where(board < 0, 0, board).astype(np.int8)
+
+
+_BOARD_OF_PATTERN, _VISIBLE_OF_PATTERN = _pattern_tables()
 #: ``_decoded``'s last board part and its readings (every director of a turn decodes the same board).
 _last_board: tuple = (None, None)
 
@@ -62,13 +77,11 @@ def _decoded(vector: np.ndarray, n: int, height: int) -> tuple[np.ndarray, np.nd
     last = _last_board  # one read of one tuple: another thread may replace it, never half
     if last[0] == key:  # the turn's other directors see the same board
         return last[1]
-    block = part.reshape(n * n * height, BOARD_CHANNELS) > 0.5
-    codes = block[:, 1:11]
-    values = _VALUES[codes.argmax(axis=1), block[:, 11:15].argmax(axis=1)]
-    out = np.where(codes.any(axis=1), values, np.int16(UNSEEN))
-    out[block[:, 0]] = 0
-    out = out.reshape(n * n, height)
-    decoded = (out, np.where(out < 0, 0, out).astype(np.int8))
+    # each cell layer's channels as one 15-bit pattern (two bytes, little-endian), read through the tables
+    bits = np.packbits(part.reshape(n * n * height, BOARD_CHANNELS) > 0.5, axis=1, bitorder="little")
+    pattern = bits.view("<u2").ravel()
+    decoded = (_BOARD_OF_PATTERN[pattern].reshape(n * n, height),
+               _VISIBLE_OF_PATTERN[pattern].reshape(n * n, height))
     _last_board = (key, decoded)
     return decoded
 
