@@ -42,7 +42,7 @@ def _check_layer(layer: object) -> int | None:
 class Move:
     """An immutable builder move. Build one with ``place``, ``remove`` or ``noop``."""
 
-    __slots__ = ("action", "block", "position", "span_to", "layer", "_key", "_text", "_action_id")
+    __slots__ = ("action", "block", "position", "span_to", "layer", "_key", "_text", "_action_id", "_dict")
 
     def __init__(
         self,
@@ -65,6 +65,7 @@ class Move:
         object.__setattr__(self, "_key", (action, identity_block, cells))
         object.__setattr__(self, "_text", None)
         object.__setattr__(self, "_action_id", None)
+        object.__setattr__(self, "_dict", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Move is immutable")
@@ -151,7 +152,15 @@ class Move:
         return f"place {self.block} {where}{layer}"
 
     def to_dict(self) -> dict[str, Any]:
-        """The paper's log format: ``{"action", "block", "position", "layer", "span_to"}``."""
+        """The paper's log format: ``{"action", "block", "position", "layer", "span_to"}``.
+
+        A new dict each time, copied from the one made on the first call (a run logs the same
+        candidate moves turn after turn)."""
+        if self._dict is None:
+            object.__setattr__(self, "_dict", self._make_dict())
+        return dict(self._dict)
+
+    def _make_dict(self) -> dict[str, Any]:
         if self.action == NOOP:
             return {"action": NOOP}
         out: dict[str, Any] = {"action": self.action}
