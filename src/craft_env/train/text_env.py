@@ -341,11 +341,16 @@ class BatchedTextEnv:
         if not turns:
             return {"turns": []}
         last = turns[-1]
+        progress = last["progress_data"]
         verdict = {
             "turn": last["turn_number"],
-            **{name: last.get(name) for name in ("legal", "reason", "optimal", "move", "question")},
-            "distance": last["progress_data"]["distance"],
-            "progress": last["progress_data"]["progress"],
+            "legal": last.get("legal"),
+            "reason": last.get("reason"),
+            "optimal": last.get("optimal"),
+            "move": last.get("move"),
+            "question": last.get("question"),
+            "distance": progress["distance"],
+            "progress": progress["progress"],
             "turns": turns,
         }
         if self.seat == BUILDER:

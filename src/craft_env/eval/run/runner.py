@@ -176,6 +176,13 @@ def _usage_fields(usage: Usage) -> dict[str, Any]:
     }
 
 
+def _plus(total: Usage, usage: Usage) -> Usage:
+    """``total + usage``; ``total`` itself when ``usage`` is all zeros (a built-in agent's turn)."""
+    if usage.calls or usage.prompt_tokens or usage.completion_tokens or usage.cost or usage.latency:
+        return total + usage
+    return total
+
+
 def _board_dict(board: Any) -> dict[str, Any]:
     if isinstance(board, Structure):
         return board.layout_dict()
@@ -445,7 +452,7 @@ async def _play_turns(
             context = _context(game, agent, seat, obs, spec, turns, rules, tools)
             reply = await directors[seat].act(context)
             info = game.speak(k, _checked_action(reply.message, agent, game.num_intents))
-            tally.turn_usage += reply.usage
+            tally.turn_usage = _plus(tally.turn_usage, reply.usage)
             entry = _director_entry(seat, agent, len(tally.spoken), context.archetype, reply, info)
             tally.spoken.append(entry)
         obs = {"observation": game.builder_obs.copy(), "action_mask": game.builder_mask.copy()}
@@ -456,7 +463,7 @@ async def _play_turns(
         candidates = list(context.candidates) if context.candidates is not None else None
         reply = await builder.act(context)
         info = game.build(_checked_action(reply.action, BUILDER, game.num_actions))
-        tally.turn_usage += reply.usage
+        tally.turn_usage = _plus(tally.turn_usage, reply.usage)
         tally.last_info = info
         run_log.turn(
             spec.index,
@@ -470,7 +477,7 @@ async def _play_turns(
         log.debug(
             "turn logged: %s run %d attempt %d turn %d", spec.structure_id, spec.run, attempt, info["turn"]
         )
-        tally.total += tally.turn_usage
+        tally.total = _plus(tally.total, tally.turn_usage)
         tally.turn_usage, tally.spoken = Usage(), []
         if game.done:
             return
