@@ -28,7 +28,8 @@ baseline: its games per second and turns per second. Then:
 * start-up: a fresh ``craft-env run --runs 1 --structures 0 --no-plots``
   (one game) as a subprocess, its CPU seconds, minus the time its turns
   take at the baseline's rate: the run's fixed cost (imports, numba
-  caches, the dataset and its digest, the report).
+  caches, the dataset and its digest, the report, the process's exit),
+  after one untimed run (``startup_seconds``).
 
 Times are CPU seconds of this process (``time.process_time``; the work is
 one thread, so on an idle machine they equal wall-clock seconds, and on a
@@ -128,18 +129,25 @@ def worker_steps(games: int, num_envs: int, workers: int) -> dict[str, float]:
 
 
 def startup_seconds(root: Path, repeat: int) -> tuple[float, int]:
-    """``(median CPU seconds, turns)`` of a fresh one-game ``craft-env run`` (``--no-plots``)."""
+    """``(median CPU seconds, turns)`` of a fresh one-game ``craft-env run`` (``--no-plots``).
+
+    One untimed run first, as an installed package has run before: it fills numba's caches if a
+    source changed since, and writes Python's bytecode caches (pip writes them at install; with
+    ``PYTHONDONTWRITEBYTECODE`` set, as in some containers, every run would compile the package's
+    80-odd modules again, about 0.1 CPU s), so the runs are given an environment without it."""
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     times, turns = [], 0
-    for k in range(repeat):
-        out = root / f"startup{k}"
+    for k in range(-1, repeat):
+        out = root / f"startup{k + 1}"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(
             [sys.executable, "-m", "craft_env.cli", "run", "--runs", "1", "--structures", "0", "--no-plots",
              "--no-progress", "--out", str(out)],
-            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment,
         )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        times.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        if k >= 0:
+            times.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         turns = sum(len(game.turns) for game in read_games(run_dir(out, 1) / "log.jsonl").values())
     return statistics.median(times), turns
 

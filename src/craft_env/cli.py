@@ -26,6 +26,7 @@ module allowed such imports: ``tests/test_imports.py``).
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import sys
@@ -386,6 +387,7 @@ def _print_errors(summaries: list[dict[str, Any]], limit: int = 5) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from craft_env.core.jit import load_target_lean
     from craft_env.eval.report.report import print_tables, write_report
     from craft_env.eval.results.terminal import terminal_console
     from craft_env.eval.run.runner import interrupted_note, run_benchmark, seed_cache
@@ -402,6 +404,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError("--replay-from starts a new run; it cannot be combined with --resume")
         if (Path(settings.out) / "config.json").exists():
             raise UsageError(f"--out: {settings.out!r} already holds a run; replay into a new directory")
+    load_target_lean()  # numba's target without what this process's kernels never use (core.jit)
     console = terminal_console()
     started = time.perf_counter()
     try:
@@ -557,8 +560,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     if args.format != "paper":
+        from craft_env.core.jit import load_target_lean
         from craft_env.train.export import cmd_training_export
 
+        load_target_lean()  # numba's target without what the replays' kernels never use (core.jit)
         return cmd_training_export(args)
     from craft_env.eval.logs.outputs import output_dir
     from craft_env.eval.logs.paperlogs import export_paper_logs
@@ -626,6 +631,22 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
+        if argv is None:  # the process's own command line (the console script, python -m): it ends now
+            _leave_the_heap_to_the_system()
+
+
+def _leave_the_heap_to_the_system() -> None:
+    """Collect the garbage (its finalizers run), then freeze what is left (``gc.freeze``).
+
+    The process is about to end; its last act would be the interpreter's
+    final collections freeing numba's typing tables and every module's
+    objects one by one: about 0.25 CPU s after a one-game run, a fifth of
+    it. Frozen objects are not collected, so the operating system takes the
+    memory back instead. Not for ``main(argv)`` called inside a program of
+    someone else's, whose objects would then never be collected.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 if __name__ == "__main__":

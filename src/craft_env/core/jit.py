@@ -3,15 +3,18 @@
 The envs (``envs.game.CraftGame``, ``envs.vector``) call the game kernels of
 ``core.game`` through these two helpers; they live beside the kernels so the
 core owns everything numba-specific (``core.caches`` drops stale caches,
-``craft_env.precompile`` fills them ahead of time).
+``craft_env.precompile`` fills them ahead of time). The command line also
+loads numba's CPU target through ``load_target_lean``.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 from numba import typeof
+from numba.core.registry import cpu_target
 
 #: Said once per process; unprefixed where nothing configured logging (Ray's worker logs), so it names itself.
 COMPILING_MESSAGE = (
@@ -71,3 +74,38 @@ def compiled_entry(kernel: Any, example_args: tuple) -> Any:
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         _log.debug("calling %s through its dispatcher: %s", getattr(kernel, "__name__", kernel), error)
         return kernel
+
+
+#: Modules numba's CPU target imports only for integrations no kernel here uses (``load_target_lean``).
+UNUSED_BY_KERNELS = ("scipy.linalg", "cffi")
+
+
+def load_target_lean() -> bool:
+    """Load numba's CPU target now, without importing ``UNUSED_BY_KERNELS``; whether it did.
+
+    Before numba runs or loads its first kernel it loads its registry of
+    implementations, about 0.35 CPU s, and part of that is two optional
+    integrations: ``numba.np.arraymath`` imports ``scipy.linalg`` only to
+    decide whether ``np.correlate`` and ``np.convolve`` may call BLAS (about
+    0.2 s), and numba's cffi support builds a ``cffi.FFI`` (about 0.04 s).
+    No kernel here calls either (nor any linear algebra). With those
+    modules hidden while the registry loads, the two functions take numba's
+    plain loop and numba's cffi support is off for the process; ``np.dot``
+    and ``np.linalg`` still import scipy when a kernel uses them, and
+    ``import scipy.linalg`` or ``import cffi`` work as before once this
+    returns. For the command line's own process only (``cli``): in a
+    program of someone else's, their own kernels could need what is left
+    out. Does nothing when the target is already loaded.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return False
+    hidden = [name for name in UNUSED_BY_KERNELS if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # an import of it fails at once
+    try:
+        cpu_target.target_context.refresh()
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+    return True
