@@ -20,7 +20,13 @@ from hypothesis import strategies as st
 import craft_env
 from craft_env.agents.base import BuilderReply
 from craft_env.agents.decode import apparent_wall
-from craft_env.agents.scripted import ScriptedBuilder, ScriptedDirector, _apparent_levels, intent_texts
+from craft_env.agents.scripted import (
+    ScriptedBuilder,
+    ScriptedDirector,
+    _describe_code,
+    _first_difference,
+    intent_texts,
+)
 from craft_env.core.board import _PARTNER_CELL, Structure
 from craft_env.core.encoding import format_position, value_code
 from craft_env.core.intents import intent_table
@@ -97,13 +103,29 @@ def test_move_dicts_are_fresh_copies():
     assert Move.noop().to_dict() == {"action": "noop"}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.sampled_from([(3, 3), (4, 3), (5, 2)]), st.sampled_from(["D0", "D1", "D2", "D3"]), st.data())
-def test_the_apparent_wall_from_plain_ints_is_apparent_walls(size, seat, data):
+def test_the_first_difference_reads_the_wall_as_apparent_wall_does(size, seat, data):
     n, height = size
     values = data.draw(st.lists(st.integers(0, 25), min_size=n * n * height, max_size=n * n * height))
     board = np.array(values, np.int8).reshape(n * n, height)
-    assert _apparent_levels(board.tolist(), n, seat, height) == apparent_wall(board, n, seat).T.tolist()
+    seen = apparent_wall(board, n, seat).T.tolist()
+    # the target: the board's own reading, with at most one code changed (a difference anywhere, or none)
+    wanted = [list(row) for row in seen]
+    if data.draw(st.booleans()):
+        level, slot = data.draw(st.integers(0, height - 1)), data.draw(st.integers(0, n - 1))
+        wanted[level][slot] = data.draw(st.integers(0, 10))
+    expected = next(
+        (
+            f"slot {slot} layer {level}: board shows {_describe_code(seen[level][slot])}, "
+            f"my target shows {_describe_code(wanted[level][slot])}"
+            for level in range(height)
+            for slot in range(n)
+            if seen[level][slot] != wanted[level][slot]
+        ),
+        None,
+    )
+    assert _first_difference(board.tolist(), seat, n, wanted) == expected
 
 
 def test_intent_texts_are_intent_to_text():

@@ -66,6 +66,10 @@ class Usage:
         }
 
 
+#: The usage of a reply that called no model (immutable, so built-in agents share it).
+NO_USAGE = Usage()
+
+
 @dataclass(frozen=True, eq=False)
 class AgentContext:
     """What one agent may know when it acts (see the module docstring).

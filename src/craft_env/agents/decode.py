@@ -69,6 +69,11 @@ def decode_visible(vector: np.ndarray, n: int, height: int) -> np.ndarray:
     return _decoded(vector, n, height)[1].copy()
 
 
+def decoded_visible(vector: np.ndarray, n: int, height: int) -> np.ndarray:
+    """``decode_visible`` without the copy: the kept reading itself, for callers that only read it."""
+    return _decoded(vector, n, height)[1]
+
+
 def _decoded(vector: np.ndarray, n: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     """``(decode_board, decode_visible)`` of ``vector``, the last one kept (the caller copies)."""
     global _last_board

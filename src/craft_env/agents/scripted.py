@@ -24,8 +24,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from craft_env.agents.base import AgentContext, BuilderReply, DirectorReply
-from craft_env.agents.decode import decode_visible, decode_wall_view, wall_cells
+from craft_env.agents.base import NO_USAGE, AgentContext, BuilderReply, DirectorReply
+from craft_env.agents.decode import decode_wall_view, decoded_visible, wall_cells
 from craft_env.core.encoding import (
     COLOUR_NAMES,
     KIND_LARGE,
@@ -103,27 +103,42 @@ def _wall_partners(seat: str, n: int) -> tuple[tuple[int, tuple[int, ...]], ...]
     wall = wall_cells(seat, n)
     steps = ((-1, 0), (1, 0), (0, -1), (0, 1))
     return tuple(
-        (cell, tuple(int((cell // n + di) * n + (cell % n + dj) in wall) for di, dj in steps)) for cell in wall
+        (cell, tuple(int((cell // n + di) * n + (cell % n + dj) in wall) for di, dj in steps))
+        for cell in wall
     )
 
 
-def _apparent_levels(rows: list[list[int]], n: int, seat: str, height: int) -> list[list[int]]:
-    """``apparent_wall(board, n, seat).T.tolist()`` from the board's cells as plain ints (``rows``, cell by
-    cell): per layer, per slot, the code the seat sees. Plain lists: it runs for every director's turn."""
-    levels = []
+def _first_difference(rows: list[list[int]], seat: str, n: int, wanted: list[list[int]]) -> str | None:
+    """Where what ``seat`` sees of the board first differs from its target wall, in words (or ``None``).
+
+    ``rows``: the board's cells as plain ints; ``wanted``: the target wall's codes by layer, then slot.
+    The board is coded as ``agents.decode.apparent_wall`` codes it (a large half looks large only when its
+    partner is on the wall too), lowest layer first, then slot by slot; plain ints, stopping at the first
+    difference: it runs for every director's turn.
+    """
     partners = _wall_partners(seat, n)
-    for level in range(height):
-        row = []
-        for cell, on_wall in partners:
+    for level, target_row in enumerate(wanted):
+        for slot, (cell, on_wall) in enumerate(partners):
             value = rows[cell][level]
             if value <= 0:
-                row.append(0)
+                seen = 0
             elif value < 6:
-                row.append(1 + 2 * (value - 1))
+                seen = 2 * value - 1
             else:
-                row.append(1 + 2 * ((value - 6) // 4) + on_wall[(value - 6) % 4])
-        levels.append(row)
-    return levels
+                seen = 1 + 2 * ((value - 6) // 4) + on_wall[(value - 6) % 4]
+            if seen != target_row[slot]:
+                return (
+                    f"slot {slot} layer {level}: board shows {_describe_code(seen)}, "
+                    f"my target shows {_describe_code(target_row[slot])}"
+                )
+    return None
+
+
+@lru_cache(maxsize=64)
+def _parts(n: int, height: int) -> tuple[int, int]:
+    """Where a director's observation holds its target wall view (``core.observation``'s layout)."""
+    start = board_dim(n, height)
+    return start, start + view_dim(n, height)
 
 
 class ScriptedDirector:
@@ -143,27 +158,16 @@ class ScriptedDirector:
 
     def choose(self, vector: np.ndarray, mask: np.ndarray, seat: str, n: int, height: int) -> tuple[int, str]:
         """``(intent id, private note)`` for a numeric observation and intent mask."""
-        visible = decode_visible(vector, n, height)
-        wall = _wall_array(seat, n)
-        start = board_dim(n, height)
-        key = (seat, n, height, np.asarray(vector[start : start + view_dim(n, height)]).tobytes())
+        visible = decoded_visible(vector, n, height)  # read only here: the kept reading itself
+        start, end = _parts(n, height)
+        key = (seat, n, height, np.asarray(vector[start:end]).tobytes())
         kept = self._target  # one read: a director shared between threads may replace it meanwhile
         if kept is None or kept[0] != key:  # the target view is the episode's
             view = decode_wall_view(vector, n, height)
             kept = self._target = (key, wall_target(view, seat, n), view.T.tolist())
         _, target, wanted = kept
-        intent = int(scripted_intent(visible, target, n, wall, np.asarray(mask, np.int8)))
-        seen = _apparent_levels(visible.tolist(), n, seat, height)
-        first = next(
-            (
-                f"slot {slot} layer {level}: board shows {_describe_code(seen[level][slot])}, "
-                f"my target shows {_describe_code(wanted[level][slot])}"
-                for level in range(height)
-                for slot in range(len(wall))
-                if seen[level][slot] != wanted[level][slot]
-            ),
-            None,
-        )
+        intent = int(scripted_intent(visible, target, n, _wall_array(seat, n), np.asarray(mask, np.int8)))
+        first = _first_difference(visible.tolist(), seat, n, wanted)
         if first is None:
             return intent, "my wall matches the target"
         if intent == 0:
@@ -171,10 +175,12 @@ class ScriptedDirector:
         return intent, first
 
     def decide(self, context: AgentContext) -> DirectorReply:
-        seat, n, height = context.seat, context.n, context.height
+        seat, board = context.seat, context.board
+        n, height = board.n, board.height
         obs = context.observation
         intent, note = self.choose(obs["observation"], obs["action_mask"], seat, n, height)
-        return DirectorReply(message=intent_texts(seat, n, height)[intent], think=note, intent=intent)
+        message = intent_texts(seat, n, height)[intent]
+        return DirectorReply(message=message, think=note, intent=intent, usage=NO_USAGE)
 
     async def act(self, context: AgentContext) -> DirectorReply:
         return self.decide(context)
