@@ -220,3 +220,48 @@ def test_an_action_outside_the_space_ends_the_game_as_the_env_check_did():
     assert recorder.ended["event"] == "errored"
     expected = "ValueError: action: 999 is outside builder's action space Discrete(115)"
     assert recorder.ended["error"] == expected
+
+
+def _play(env, replies) -> list:
+    """Every step's (messages, reward, terminated, truncated, info without its turns) of one game."""
+    steps = []
+    messages, _ = env.reset(seed=4)
+    for reply in replies:
+        if messages is None:
+            break
+        messages, reward, terminated, truncated, info = env.step(reply(messages))
+        steps.append((messages, reward, terminated, truncated, {k: v for k, v in info.items() if k != "turns"}))
+    return steps
+
+
+def _first_candidate(messages) -> str:
+    line = next(line for line in messages[-1]["content"].splitlines() if line.startswith("1. "))
+    return f"MOVE: {line[3:]}\nFOLLOWED: D1"
+
+
+def test_a_reply_read_off_the_loop_plays_on_as_a_task_with_the_same_game():
+    """A reply long enough to be read in a thread (``agents.llm.PARSE_OFF_LOOP_CHARS``) hands the directly
+    played game to the loop; the game goes on as it would have (the same chats, rewards and verdicts)."""
+    from craft_env.agents.llm import PARSE_OFF_LOOP_CHARS
+
+    padding = "<think>" + "x" * PARSE_OFF_LOOP_CHARS + "</think>\n"
+    plain = [_first_candidate] * 6
+    padded = [lambda m: padding + _first_candidate(m)] + [_first_candidate] * 5
+    with craft_env.text_env(max_turns=6) as env:
+        expected = _play(env, plain)
+        got = _play(env, padded)
+        assert env.batch._slots[0].task is not None  # the second game went on as a task
+    assert [step[:4] for step in got] == [step[:4] for step in expected]
+    assert [step[4]["move"] for step in got] == [step[4]["move"] for step in expected]
+
+
+def test_a_directly_played_game_stopped_midway_leaves_nothing_running(recwarn):
+    with craft_env.text_env(num_envs=2, max_turns=6) as env:
+        observations, _ = env.reset(seed=1)
+        env.step([_first_candidate(o) for o in observations])
+        games = [slot.game for slot in env._slots]
+        assert all(game is not None for game in games)  # waiting for the learner, played directly
+        env.reset(seed=5)  # the first games are stopped
+        assert all(game.cr_frame is None for game in games)  # closed
+    assert all(slot.game is None for slot in env._slots)
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]

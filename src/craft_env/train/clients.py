@@ -77,17 +77,23 @@ class SeatClient:
     """The learner's seat: each call is posted as ``pending`` and waits until ``answer(text)``.
 
     ``on_call`` runs when a call is posted (the driver's signal that the
-    game now waits for the learner).
+    game now waits for the learner); ``new_future`` makes the future a call
+    waits on (default: the running loop's), so a driver that plays the game
+    without running its loop knows the future when the game hands it over.
     """
 
     model = "learner"
 
-    def __init__(self, on_call: Callable[[], None]) -> None:
+    def __init__(
+        self, on_call: Callable[[], None], new_future: Callable[[], asyncio.Future] | None = None
+    ) -> None:
         self.pending: Pending | None = None
         self._on_call = on_call
+        self._new_future = new_future
 
     async def acomplete(self, messages: list[dict[str, Any]], context: Any = None) -> Completion:
-        reply = asyncio.get_running_loop().create_future()
+        new_future = self._new_future or asyncio.get_running_loop().create_future
+        reply = new_future()
         self.pending = Pending(messages, context, reply)
         self._on_call()
         return Completion(text=await reply)

@@ -55,6 +55,8 @@ import asyncio
 import dataclasses
 import operator
 import threading
+import types
+from collections.abc import Coroutine, Generator
 from typing import Any
 
 from craft_env.agents.llm import LLMBuilder, LLMDirector
@@ -134,10 +136,38 @@ def check_replies(replies: list[str | None], done: list[bool]) -> None:
             raise ValueError(f"replies: expected text for every game still playing, got {type(reply).__name__}")
 
 
+@types.coroutine
+def _forward(game: Coroutine, waited: Any) -> Generator[Any, Any, Any]:
+    """Go on with ``game``, suspended on ``waited``, under the task that drives this generator: what the
+    game waits on is handed to the task, and what the task sends or throws back is handed to the game."""
+    while True:
+        try:
+            value = yield waited
+        except BaseException as error:  # cancelled, or what the task awaited failed: the game handles it
+            try:
+                waited = game.throw(error)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                waited = game.send(value)
+            except StopIteration as stop:
+                return stop.value
+
+
+async def _resume(game: Coroutine, waited: Any) -> Any:
+    return await _forward(game, waited)
+
+
 class _Slot:
-    """One game: its task on the loop, the learner's client, the recorder, and the signal that it waits."""
+    """One game: its coroutine played directly, or its task on the loop; the learner's client, the
+    recorder, and the signal that it waits."""
 
     def __init__(self) -> None:
+        #: The game's coroutine while it is played directly (``BatchedTextEnv._advance``), else None.
+        self.game: Coroutine | None = None
+        #: What ended a directly played game's coroutine with an exception (``_crash`` reports it).
+        self.error: BaseException | None = None
         self.task: asyncio.Task | None = None
         self.client: SeatClient | None = None
         self.recorder = TurnRecorder()
@@ -223,16 +253,56 @@ class BatchedTextEnv:
     def _start(self, slot: _Slot, spec: GameSpec) -> None:
         self._stop(slot)
         slot.recorder = TurnRecorder()
-        slot.client = SeatClient(slot.signal)
-        slot.spec, slot.done, slot.last_turn = spec, False, None
-        slot.ready = self._loop.create_future()
+        slot.client = SeatClient(slot.signal, self._loop.create_future)
+        slot.spec, slot.done, slot.last_turn, slot.error = spec, False, None, None
         factory = AgentFactory(
             self.settings, None, self._redactor, seated={self.seat: self._agent(slot.client)}
         )
-        slot.task = self._loop.create_task(play_game(spec, self.settings, factory, slot.recorder, 1))
+        game = play_game(spec, self.settings, factory, slot.recorder, 1)
+        if factory.clients:  # a model plays another seat: its calls wait on the loop
+            self._run_as_task(slot, game)
+        else:  # built-in agents only: played directly, the loop runs only if the game waits on it
+            slot.game, slot.ready = game, None
+
+    def _run_as_task(self, slot: _Slot, game: Coroutine) -> None:
+        slot.ready = self._loop.create_future()
+        slot.task = self._loop.create_task(game)
         slot.task.add_done_callback(lambda _: slot.signal())
 
+    def _advance(self, slot: _Slot) -> None:
+        """Play a directly played game until it waits for the learner's reply or ends (``_Slot.error``).
+
+        Without the loop's round trip per step: the game's coroutine is sent
+        to by hand, with the loop set as the thread's running loop meanwhile
+        (what asyncio calls in the game ask for). A game that waits on
+        anything else than the learner's reply (a long reply read in a
+        thread) goes on as a task on the loop from there (``_resume``).
+        """
+        previous = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(self._loop)
+        try:
+            waited = slot.game.send(None)
+        except StopIteration:
+            slot.game = None
+            return
+        except (KeyboardInterrupt, SystemExit):
+            slot.game = None
+            raise
+        except BaseException as error:  # play_game logs what it can; this is what it could not
+            slot.game, slot.error = None, error
+            return
+        finally:
+            asyncio.events._set_running_loop(previous)
+        pending = slot.client.pending
+        if pending is not None and waited is pending.reply:
+            return
+        game, slot.game = slot.game, None
+        self._run_as_task(slot, _resume(game, waited))
+
     def _stop(self, slot: _Slot) -> None:
+        if slot.game is not None:
+            game, slot.game = slot.game, None
+            game.close()
         if slot.task is not None and not slot.task.done():
             slot.task.cancel()
             self._loop.run_until_complete(asyncio.wait([slot.task]))
@@ -240,7 +310,10 @@ class BatchedTextEnv:
 
     def _settle(self, slots: list[_Slot]) -> None:
         """Run the games until each waits for the learner's reply or has ended."""
-        waiting = [slot.ready for slot in slots if slot.ready is not None]
+        for slot in slots:
+            if slot.game is not None:
+                self._advance(slot)
+        waiting = [slot.ready for slot in slots if slot.task is not None and slot.ready is not None]
         if waiting:  # they only ever get a result (``_Slot.signal``): gathered without a task around them
             self._loop.run_until_complete(waiting[0] if len(waiting) == 1 else asyncio.gather(*waiting))
 
@@ -305,7 +378,8 @@ class BatchedTextEnv:
         active = [slot for slot in self._slots if not slot.done]
         for slot, reply in zip(self._slots, replies):
             if not slot.done:
-                slot.ready = self._loop.create_future()
+                if slot.task is not None:
+                    slot.ready = self._loop.create_future()
                 slot.client.answer(valid_unicode(reply))
         self._settle(active)
         results = [self._result(slot, slot in active) for slot in self._slots]
@@ -384,9 +458,10 @@ class BatchedTextEnv:
     @staticmethod
     def _crash(slot: _Slot) -> str:
         """Why a game's task ended without logging its end: its exception (taken, so asyncio logs nothing)."""
-        task = slot.task
-        if task is not None and task.done() and not task.cancelled() and task.exception() is not None:
+        task, error = slot.task, slot.error
+        if error is None and task is not None and task.done() and not task.cancelled():
             error = task.exception()
+        if error is not None:
             return f"the game crashed: {type(error).__name__}: {error}"
         return "the game ended without a result"
 
