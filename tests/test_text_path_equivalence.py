@@ -194,7 +194,8 @@ def test_the_runners_game_is_the_aec_envs(options):
         got = [
             (
                 record["director_order"],
-                [(said["director"], said["message"], said["intent"]) for said in record["director_responses"]],
+                [(said["director"], said["message"], said["intent"]) 
+                 for said in record["director_responses"]],
                 record["move"], record["legal"], record["reason"], record["progress_data"]["progress"],
             )
             for record in recorder.turns
@@ -230,7 +231,8 @@ def _play(env, replies) -> list:
         if messages is None:
             break
         messages, reward, terminated, truncated, info = env.step(reply(messages))
-        steps.append((messages, reward, terminated, truncated, {k: v for k, v in info.items() if k != "turns"}))
+        shown = {name: value for name, value in info.items() if name != "turns"}
+        steps.append((messages, reward, terminated, truncated, shown))
     return steps
 
 
