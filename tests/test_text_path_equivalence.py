@@ -267,3 +267,21 @@ def test_a_directly_played_game_stopped_midway_leaves_nothing_running(recwarn):
         assert all(game.cr_frame is None for game in games)  # closed
     assert all(slot.game is None for slot in env._slots)
     assert not [w for w in recwarn if "never awaited" in str(w.message)]
+
+
+def _describe_one_plainly(speaker: str, text: str) -> str:
+    """``describe_conversation([(speaker, text)])`` as written before ``describe_message``."""
+    body = text.strip().splitlines() or [""]
+    lines = [f"{speaker}: {body[0].rstrip()}".rstrip()]
+    lines.extend(f"    {line.rstrip()}" for line in body[1:] if line.strip())
+    return "\n".join(lines)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=8), st.lists(st.sampled_from(["a", " ", "\n", "\r", "\x0b", "\u2028", "\t", "b c"]),
+                                     max_size=10).map("".join))
+def test_a_message_is_described_as_a_conversation_of_one(speaker, text):
+    from craft_env.text import describe_conversation, describe_message
+
+    assert describe_message(speaker, text) == _describe_one_plainly(speaker, text)
+    assert describe_conversation([(speaker, text)]) == _describe_one_plainly(speaker, text)

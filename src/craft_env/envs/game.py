@@ -164,8 +164,8 @@ class CraftGame:
         self.text_cache: dict[Any, Any] = {}
         #: ``(board bytes, Structure)`` of the last ``board_structure`` (the runner reads it per agent turn).
         self._board_kept: tuple[bytes, Structure] | None = None
-        #: ``(turn and candidate arrays' bytes, moves)`` of the last ``candidate_moves``.
-        self._candidates_kept: tuple[tuple, list[Move]] | None = None
+        #: The turn's ``candidate_moves``, once read (None when the kernels may have rewritten them).
+        self._candidates_kept: list[Move] | None = None
         self.last_move: Move | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -206,6 +206,7 @@ class CraftGame:
         self._read_turn()
 
     def _read_turn(self) -> None:
+        self._candidates_kept = None
         info = self._info[0]
         self.num_candidates = int(info["num_candidates"])
         self.distance = int(info["distance"])
@@ -264,6 +265,7 @@ class CraftGame:
         candidates = self.candidate_strings()
         played = action_id if 0 <= action_id < self.num_actions else -1  # unknown; fits the kernel's int64
         code = self._play_builder(self._config_record, self._episode_record, 0, played, override, self.result)
+        self._candidates_kept = None  # the kernel drew the next turn's
         legal = code == rules.OK
         if reason is None and not legal:
             reason = rules.REASONS[code]
@@ -371,19 +373,17 @@ class CraftGame:
     def candidate_moves(self) -> list[Move] | None:
         """The oracle candidates shown to the builder this turn (None without the oracle condition).
 
-        A new list each time; its moves are read from the episode's arrays once per turn (kept with
-        the turn number and the arrays' bytes, so a resynchronised turn is read again).
+        A new list each time; its moves are read from the episode's arrays once per turn (kept until
+        a kernel rewrites the candidates: ``reset``, ``begin_turn``, ``build``).
         """
         if self.config.oracle_n is None:
             return None
-        count = self.num_candidates
-        ids, layers = self.candidate_ids[:count], self.candidate_layers[:count]
-        key = (self.turn, ids.tobytes(), layers.tobytes())
         kept = self._candidates_kept
-        if kept is None or kept[0] != key:
-            moves = [self._moves[action][layer + 1] for action, layer in zip(ids.tolist(), layers.tolist())]
-            kept = self._candidates_kept = (key, moves)
-        return list(kept[1])
+        if kept is None:
+            count = self.num_candidates
+            ids, layers = self.candidate_ids[:count].tolist(), self.candidate_layers[:count].tolist()
+            kept = self._candidates_kept = [self._moves[action][layer + 1] for action, layer in zip(ids, layers)]
+        return list(kept)
 
     def state(self) -> np.ndarray:
         """The global state (board, whole target, intents, turn) for centralized critics; a new array."""

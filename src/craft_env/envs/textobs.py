@@ -27,6 +27,7 @@ from craft_env.text import (
     describe_board,
     describe_candidates,
     describe_conversation,
+    describe_message,
     describe_view,
     director_frame_description,
     intent_to_text,
@@ -118,7 +119,7 @@ def _rendered(game) -> list[str]:
     """Each conversation entry in words (``describe_conversation`` of its line), made once per episode."""
     rendered = game.text_cache.setdefault(("conversation",), [])
     if len(rendered) < len(game.conversation):
-        rendered.extend(describe_conversation([line]) for line in conversation_lines(game, len(rendered)))
+        rendered.extend(describe_message(*line) for line in conversation_lines(game, len(rendered)))
     return rendered
 
 

@@ -19,7 +19,13 @@ Every parser raises ``ParseError`` (a ``ValueError`` with ``.reason`` and
 ``.text``) and nothing else on bad text.
 """
 
-from craft_env.text.describe import describe_board, describe_candidates, describe_conversation, describe_view
+from craft_env.text.describe import (
+    describe_board,
+    describe_candidates,
+    describe_conversation,
+    describe_message,
+    describe_view,
+)
 from craft_env.text.errors import ParseError
 from craft_env.text.moves import ParsedBuilderReply, find_positions, format_move, parse_builder_reply, parse_move
 from craft_env.text.speech import (
@@ -42,6 +48,7 @@ __all__ = [
     "describe_board",
     "describe_candidates",
     "describe_conversation",
+    "describe_message",
     "describe_intents",
     "describe_view",
     "director_frame_description",

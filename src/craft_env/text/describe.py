@@ -19,7 +19,7 @@ from craft_env.core.views import interpreted, seat_cells
 from craft_env.text.moves import format_move
 from craft_env.text.speech import layer_name, slot_name
 
-__all__ = ["describe_board", "describe_candidates", "describe_conversation", "describe_view"]
+__all__ = ["describe_board", "describe_candidates", "describe_conversation", "describe_message", "describe_view"]
 
 VIEW_NOTE = "(1 wide: a small block, or a large block whose other half is not on this wall)"
 
@@ -151,10 +151,15 @@ def describe_conversation(messages: Iterable[Any]) -> str:
     ``speaker``/``text`` or ``role``/``content`` also work). Continuation
     lines of a multi-line message are indented so speakers stay visible.
     """
-    lines = []
-    for message in messages:
-        speaker, text = _speaker_and_text(message)
-        body = text.strip().splitlines() or [""]
-        lines.append(f"{speaker}: {body[0].rstrip()}".rstrip())
-        lines.extend(f"    {line.rstrip()}" for line in body[1:] if line.strip())
+    lines = [describe_message(*_speaker_and_text(message)) for message in messages]
     return "\n".join(lines) if lines else "(no messages yet)"
+
+
+def describe_message(speaker: str, text: str) -> str:
+    """One entry of ``describe_conversation``: ``speaker: text``, continuation lines indented."""
+    body = text.strip().splitlines()
+    if len(body) <= 1:  # one line (most messages): nothing to indent
+        return f"{speaker}: {body[0].rstrip() if body else ''}".rstrip()
+    lines = [f"{speaker}: {body[0].rstrip()}".rstrip()]
+    lines.extend(f"    {line.rstrip()}" for line in body[1:] if line.strip())
+    return "\n".join(lines)
