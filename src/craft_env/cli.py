@@ -404,7 +404,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError("--replay-from starts a new run; it cannot be combined with --resume")
         if (Path(settings.out) / "config.json").exists():
             raise UsageError(f"--out: {settings.out!r} already holds a run; replay into a new directory")
-    load_target_lean()  # numba's target without what this process's kernels never use (core.jit)
+    if getattr(args, "own_process", False):  # numba's target without what the kernels never use (core.jit)
+        load_target_lean()
     console = terminal_console()
     started = time.perf_counter()
     try:
@@ -563,7 +564,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         from craft_env.core.jit import load_target_lean
         from craft_env.train.export import cmd_training_export
 
-        load_target_lean()  # numba's target without what the replays' kernels never use (core.jit)
+        if getattr(args, "own_process", False):  # numba's target without what the kernels never use (core.jit)
+            load_target_lean()
         return cmd_training_export(args)
     from craft_env.eval.logs.outputs import output_dir
     from craft_env.eval.logs.paperlogs import export_paper_logs
@@ -603,6 +605,7 @@ def _terminate(signum: int, frame: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``craft-env`` console script."""
     args = build_parser().parse_args(argv)
+    args.own_process = argv is None  # the console script or python -m: the process is the command's own
     from craft_env.models.redact import redact
     from craft_env.text.clean import PrintableFormatter, printable
 
@@ -631,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
-        if argv is None:  # the process's own command line (the console script, python -m): it ends now
+        if args.own_process:  # the process ends now
             _leave_the_heap_to_the_system()
 
 

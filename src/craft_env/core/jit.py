@@ -93,9 +93,11 @@ def load_target_lean() -> bool:
     plain loop and numba's cffi support is off for the process; ``np.dot``
     and ``np.linalg`` still import scipy when a kernel uses them, and
     ``import scipy.linalg`` or ``import cffi`` work as before once this
-    returns. For the command line's own process only (``cli``): in a
-    program of someone else's, their own kernels could need what is left
-    out. Does nothing when the target is already loaded.
+    returns. For the command line's own process only (``cli.main`` called
+    without arguments, as the console script calls it): in a program of
+    someone else's, their own kernels could need what is left out, and
+    another thread's import of those modules would fail while they are
+    hidden. Does nothing when the target is already loaded.
     """
     if "numba.np.arraymath" in sys.modules:
         return False
