@@ -285,3 +285,26 @@ def test_a_message_is_described_as_a_conversation_of_one(speaker, text):
 
     assert describe_message(speaker, text) == _describe_one_plainly(speaker, text)
     assert describe_conversation([(speaker, text)]) == _describe_one_plainly(speaker, text)
+
+
+def test_replaying_some_seats_gives_those_seats_turns_of_the_whole_replay(tmp_path):
+    """``replay_seats`` (what an export of some seats replays) gives the same seat turns as ``replay_game``
+    for those seats and counts every seat turn played; a seat's outcomes chained turn to turn equal the
+    ones read from each turn's board (protocol paper: a director may not speak in a turn)."""
+    from craft_env.eval.run.runner import run_benchmark
+    from craft_env.train.export import _with_outcomes
+    from craft_env.train.outcome import turn_outcome
+    from craft_env.train.replay import finished_games, open_run, replay_game, replay_seats
+
+    run_benchmark(RunSettings(out=str(tmp_path / "run"), runs=1, structures=[0, 3], protocol="paper", turns=8))
+    run = open_run(tmp_path / "run")
+    for _, game, spec in finished_games(run):
+        every = replay_game(run, game, spec)
+        for seats in (("builder",), ("D2",), ("D1", "D2", "D3")):
+            turns, played = replay_seats(run, game, spec, seats)
+            assert played == len(every)
+            assert [(t.seat, t.turn, t.messages, t.reply) for t in turns] == [
+                (t.seat, t.turn, t.messages, t.reply) for t in every if t.seat in seats
+            ]
+            for turn, outcome in _with_outcomes(turns, game.turns):
+                assert outcome == turn_outcome(turn, None)

@@ -41,7 +41,7 @@ from craft_env.train.logged import LogFault, check_game, fault_line
 from craft_env.train.options import FORMATS, KEEP_RULES, SEATS, SPLIT_BY
 from craft_env.train.outcome import kept, turn_outcome
 from craft_env.train.output import check_output, write_output
-from craft_env.train.replay import LoggedRun, SeatTurn, finished_games, open_run, replay_game
+from craft_env.train.replay import LoggedRun, SeatTurn, finished_games, open_run, replay_seats
 from craft_env.train.sft import sft_record
 from craft_env.train.split import target_key, validation_targets
 
@@ -85,32 +85,34 @@ def _skipped(run: LoggedRun, log_path: Path, game: GameLog, error: Exception) ->
 
 
 def _with_outcomes(
-    turns: list[SeatTurn], seats: tuple[str, ...]
-) -> Iterator[tuple[SeatTurn, dict[str, Any] | None]]:
-    """A game's seat turns with their outcomes (``None``: a seat not exported), one outcome per turn
-    record (a turn's directors share it), each chained to the turn before (``outcome.turn_change``)."""
-    previous = current = outcome = None
+    turns: list[SeatTurn], records: list[dict[str, Any]]
+) -> Iterator[tuple[SeatTurn, dict[str, Any]]]:
+    """A game's seat turns with their outcomes: one per turn record (a turn's directors share it), each
+    chained to the game's record of the turn before (``outcome.turn_change``; ``records``: the game's)."""
+    before = {int(record["turn_number"]) + 1: record for record in records}
+    outcomes: dict[int, dict[str, Any]] = {}
     for turn in turns:
-        if turn.record is not current:
-            previous, current, outcome = current, turn.record, None
-        if turn.seat in seats and outcome is None:
-            outcome = turn_outcome(turn, previous)
-        yield turn, (dict(outcome) if turn.seat in seats else None)
+        outcome = outcomes.get(id(turn.record))
+        if outcome is None:
+            previous = before.get(int(turn.record["turn_number"]))
+            outcome = outcomes[id(turn.record)] = turn_outcome(turn, previous)
+        yield turn, dict(outcome)
 
 
 def _replayed(
     run: LoggedRun, seats: tuple[str, ...], skipped: list[dict[str, Any]]
-) -> Iterator[tuple[SeatTurn, dict[str, Any] | None]]:
-    """Every seat turn of the run's finished games with its outcome (``None``: a seat not exported); a game
-    whose log cannot be replayed is added to ``skipped`` instead."""
+) -> Iterator[tuple[list[tuple[SeatTurn, dict[str, Any]]], int]]:
+    """Per finished game of the run: the seat turns of ``seats`` with their outcomes, and how many seat
+    turns the replay played; a game whose log cannot be replayed is added to ``skipped`` instead."""
     for log_path, game, spec in finished_games(run):
         try:
             check_game(game)
-            turns = list(_with_outcomes(replay_game(run, game, spec), seats))
+            turns, played = replay_seats(run, game, spec, seats)
+            turns = list(_with_outcomes(turns, game.turns))
         except (ValueError, LookupError) as error:
             skipped.append(_skipped(run, log_path, game, error))
             continue
-        yield from turns
+        yield turns, played
 
 
 def training_records(
@@ -132,20 +134,19 @@ def training_records(
     records: list[tuple[SeatTurn, dict[str, Any]]] = []
     director_turns: list[tuple[SeatTurn, dict[str, Any]]] = []
     for run in runs:
-        for turn, outcome in _replayed(run, seats, skipped):
-            counts["seat turns replayed"] += 1
-            if outcome is None:
-                continue
-            counts[f"prompts {turn.prompt}"] += 1
-            if fmt == "sft":
-                if kept(turn, outcome, keep):
-                    records.append((turn, sft_record(turn, outcome, with_think)))
-            elif turn.seat == BUILDER:
-                pair = builder_pair(turn, outcome, seed, with_think)
-                if pair is not None:
-                    records.append((turn, pair))
-            else:
-                director_turns.append((turn, outcome))
+        for turns, played in _replayed(run, seats, skipped):
+            counts["seat turns replayed"] += played
+            for turn, outcome in turns:
+                counts[f"prompts {turn.prompt}"] += 1
+                if fmt == "sft":
+                    if kept(turn, outcome, keep):
+                        records.append((turn, sft_record(turn, outcome, with_think)))
+                elif turn.seat == BUILDER:
+                    pair = builder_pair(turn, outcome, seed, with_think)
+                    if pair is not None:
+                        records.append((turn, pair))
+                else:
+                    director_turns.append((turn, outcome))
     records.extend(director_pairs(director_turns, with_think))
     for _, record in records:
         counts[f"pairs {record['meta']['pair']['kind']}" if fmt == "dpo" else "records"] += 1

@@ -175,19 +175,36 @@ def logged_replies(turns: list[dict[str, Any]]) -> dict[tuple[str, int], list[st
     return replies
 
 
+class _UnwatchedDirector(LLMDirector):
+    """A director whose chats are not wanted (``replay_seats``): given no text observation, it still reads
+    its logged reply as the language-model director does, so the game goes as logged."""
+
+    reads_text = False
+
+
+class _UnwatchedBuilder(LLMBuilder):
+    """The builder's ``_UnwatchedDirector``."""
+
+    reads_text = False
+
+
 class _ReplayTeam:
-    """The agents of a replay (``AgentFactory``'s interface): language-model agents on one scripted client."""
+    """The agents of a replay (``AgentFactory``'s interface): language-model agents on one scripted client;
+    the seats outside ``seats`` (when given) render no text observation."""
 
     needs_text = True
 
-    def __init__(self, client: ScriptedClient) -> None:
+    def __init__(self, client: ScriptedClient, seats: tuple[str, ...] | None = None) -> None:
         self.client = client
+        self.seats = seats
 
     def director(self, spec: GameSpec, seat: str) -> LLMDirector:
-        return LLMDirector(self.client)
+        watched = self.seats is None or seat in self.seats
+        return (LLMDirector if watched else _UnwatchedDirector)(self.client)
 
     def builder(self, spec: GameSpec) -> LLMBuilder:
-        return LLMBuilder(self.client)
+        watched = self.seats is None or BUILDER in self.seats
+        return (LLMBuilder if watched else _UnwatchedBuilder)(self.client)
 
 
 def _where(run: LoggedRun, game: GameLog, turn: int | None = None) -> str:
@@ -246,9 +263,22 @@ def _prompt(run: LoggedRun, seat: str, call: Call, where: str) -> tuple[list[dic
 
 def replay_game(run: LoggedRun, game: GameLog, spec: GameSpec) -> list[SeatTurn]:
     """Every seat turn of one finished game, replayed (``ValueError`` when it departs from the log)."""
+    return replay_seats(run, game, spec)[0]
+
+
+def replay_seats(
+    run: LoggedRun, game: GameLog, spec: GameSpec, seats: tuple[str, ...] | None = None
+) -> tuple[list[SeatTurn], int]:
+    """``(seat turns of seats, seat turns played)`` of one finished game, replayed (``replay_game``).
+
+    ``seats``: the seats whose turns are wanted (default: every seat). The
+    others still reply as logged, so the game goes as it did, but their
+    chats are neither rendered nor checked against the recorded calls: an
+    export of the builder's turns does not build the directors' prompts.
+    """
     client = ScriptedClient("replay", logged_replies(game.turns))
     recorder = TurnRecorder()
-    asyncio.run(play_game(spec, run.settings, _ReplayTeam(client), recorder, attempt=1))
+    asyncio.run(play_game(spec, run.settings, _ReplayTeam(client, seats), recorder, attempt=1))
     ended = recorder.ended or {}
     if ended.get("event") != "done":
         raise ValueError(f"{_where(run, game)}: the replay stopped: {ended.get('error') or 'unfinished'}")
@@ -257,6 +287,8 @@ def replay_game(run: LoggedRun, game: GameLog, spec: GameSpec) -> list[SeatTurn]
     protocol = run.settings.protocol
     seat_turns = []
     for call in client.calls:
+        if seats is not None and call.seat not in seats:
+            continue
         where = _where(run, game, call.turn)
         messages, source = _prompt(run, call.seat, call, where)
         seat_turns.append(
@@ -276,7 +308,7 @@ def replay_game(run: LoggedRun, game: GameLog, spec: GameSpec) -> list[SeatTurn]
                 source,
             )
         )
-    return seat_turns
+    return seat_turns, len(client.calls)
 
 
 def finished_games(run: LoggedRun) -> Iterator[tuple[Path, GameLog, GameSpec]]:
