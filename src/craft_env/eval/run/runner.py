@@ -292,7 +292,8 @@ def _checked_action(action: Any, agent: str, actions: int) -> Any:
     """``action`` as the env's step takes it; ``ValueError`` for a number outside ``agent``'s action space
     (``Discrete(actions)``), as ``craft_env.env()``'s bounds check says it. Text and ``None`` pass: the
     game reads them (an unreadable one is a failed turn)."""
-    if type(action) is int and 0 <= action < actions or action is None or isinstance(action, str):
+    kind = type(action)
+    if kind is str or kind is int and 0 <= action < actions or action is None or isinstance(action, str):
         return action
     if isinstance(action, (int, np.integer)) and np.ndim(action) == 0 and 0 <= int(action) < actions:
         return action
@@ -443,18 +444,19 @@ async def _play_turns(
     seats = game.seats
     names = [agent_name(seat) for seat in seats]
     turns, rules = settings.turns, settings.rules
+    director_obs, director_masks, num_intents = game.director_obs, game.director_masks, game.num_intents
     while True:
         for k in game.order_list:  # the turn's speaking slots (``build`` replaces the list, never changes it)
             seat, agent = seats[k], names[k]
-            obs = {"observation": game.director_obs[k].copy(), "action_mask": game.director_masks[k].copy()}
+            obs = {"observation": director_obs[k].copy(), "action_mask": director_masks[k].copy()}
             if readers[seat]:
                 obs["text"] = text_observation(game, k)
             context = _context(game, agent, seat, obs, spec, turns, rules, tools)
             reply = await directors[seat].act(context)
-            info = game.speak(k, _checked_action(reply.message, agent, game.num_intents))
+            info = game.speak(k, _checked_action(reply.message, agent, num_intents))
             tally.turn_usage = _plus(tally.turn_usage, reply.usage)
-            entry = _director_entry(seat, agent, len(tally.spoken), context.archetype, reply, info)
-            tally.spoken.append(entry)
+            spoken = tally.spoken
+            spoken.append(_director_entry(seat, agent, len(spoken), context.archetype, reply, info))
         obs = {"observation": game.builder_obs.copy(), "action_mask": game.builder_mask.copy()}
         if readers[BUILDER]:
             obs["text"] = text_observation(game, None)
