@@ -85,8 +85,9 @@ def next_at_or_after(spans: list[tuple[int, int]], position: int) -> tuple[int, 
 
 
 #: How long a reply may be to be remembered, and how many are (runs and replays read the same replies
-#: again and again: a built-in agent's decisions written out, a replayed model's logged text).
-_MEMO_CHARS = 2000
+#: again and again: a built-in agent's decisions written out, a replayed model's logged text). Longer
+#: replies are read each time (as ``speech``'s messages: a long reply is rarely given twice).
+_MEMO_CHARS = 1000
 _MEMO_SIZE = 8192
 
 
