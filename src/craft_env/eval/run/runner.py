@@ -352,7 +352,7 @@ class _GameTally:
 
 
 #: Idle games by setting, for the next game of that setting (``new_game``, ``_release_game``), and how
-#: many are kept in all (a game holds about half a megabyte).
+#: many are kept in all (a reset game holds some 30 kB: 20 took 0.53 MB, tracemalloc).
 _idle_games: dict[tuple[EnvConfig, int], list[CraftGame]] = {}
 MAX_IDLE_GAMES = 64
 
