@@ -83,10 +83,15 @@ def conversation_lines(game, start: int = 0) -> list[tuple[str, str]]:
     Entries never change once added, so each line is made once per episode
     (kept in ``game.text_cache``, which ``reset`` empties).
     """
+    return _kept_lines(game)[start:]
+
+
+def _kept_lines(game) -> list[tuple[str, str]]:
+    """``conversation_lines`` of the whole conversation: the kept list itself (read only)."""
     lines = game.text_cache.setdefault(("lines",), [])
     if len(lines) < len(game.conversation):
         lines.extend(_lines(game, len(lines)))
-    return lines[start:]
+    return lines
 
 
 def _lines(game, start: int) -> list[tuple[str, str]]:
@@ -119,7 +124,8 @@ def _rendered(game) -> list[str]:
     """Each conversation entry in words (``describe_conversation`` of its line), made once per episode."""
     rendered = game.text_cache.setdefault(("conversation",), [])
     if len(rendered) < len(game.conversation):
-        rendered.extend(describe_message(*line) for line in conversation_lines(game, len(rendered)))
+        lines = _kept_lines(game)
+        rendered.extend([describe_message(speaker, text) for speaker, text in lines[len(rendered):]])
     return rendered
 
 
@@ -233,12 +239,12 @@ def public_conversation(game) -> list[dict]:
     change once said) and are shared, so treat them as read-only.
     """
     entries = game.text_cache.setdefault(("public conversation",), [])
-    if len(entries) < len(game.conversation):
-        start = len(entries)
-        entries.extend(
-            {"turn": entry["turn"], "speaker": entry["speaker"], "text": text}
-            for entry, (_, text) in zip(game.conversation[start:], conversation_lines(game, start))
-        )
+    conversation = game.conversation
+    if len(entries) < len(conversation):
+        lines = _kept_lines(game)
+        for k in range(len(entries), len(conversation)):
+            entry = conversation[k]
+            entries.append({"turn": entry["turn"], "speaker": entry["speaker"], "text": lines[k][1]})
     return list(entries)
 
 
