@@ -24,6 +24,7 @@ import asyncio
 import json
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -355,6 +356,7 @@ class _GameTally:
 #: many are kept in all (a reset game holds some 30 kB: 20 took 0.53 MB, tracemalloc).
 _idle_games: dict[tuple[EnvConfig, int], list[CraftGame]] = {}
 MAX_IDLE_GAMES = 64
+_idle_lock = threading.Lock()
 
 
 def new_game(spec: GameSpec, settings: RunSettings) -> CraftGame:
@@ -368,9 +370,10 @@ def new_game(spec: GameSpec, settings: RunSettings) -> CraftGame:
     and making one costs more than a turn.
     """
     config = make_config(**env_options(spec, settings, False))
-    try:
-        game = _idle_games.get((config, id(config.structure)), []).pop()
-    except IndexError:
+    with _idle_lock:  # games may end and start in several threads (servers)
+        idle = _idle_games.get((config, id(config.structure)))
+        game = idle.pop() if idle else None
+    if game is None:
         game = CraftGame(config)
     game.reset(spec.seed)
     return game
@@ -378,9 +381,10 @@ def new_game(spec: GameSpec, settings: RunSettings) -> CraftGame:
 
 def _release_game(game: CraftGame) -> None:
     """Keep a game nobody plays any more for ``new_game`` (up to ``MAX_IDLE_GAMES`` in all)."""
-    if sum(len(games) for games in _idle_games.values()) >= MAX_IDLE_GAMES:
-        _idle_games.clear()
-    _idle_games.setdefault((game.config, id(game.config.structure)), []).append(game)
+    with _idle_lock:
+        if sum(len(games) for games in _idle_games.values()) >= MAX_IDLE_GAMES:
+            _idle_games.clear()
+        _idle_games.setdefault((game.config, id(game.config.structure)), []).append(game)
 
 
 async def play_game(
