@@ -308,3 +308,16 @@ def test_replaying_some_seats_gives_those_seats_turns_of_the_whole_replay(tmp_pa
             ]
             for turn, outcome in _with_outcomes(turns, game.turns):
                 assert outcome == turn_outcome(turn, None)
+
+
+def test_stepping_inside_a_running_loop_is_refused_as_before():
+    """A directly played game is not stepped from a coroutine of another loop (running the env's own loop
+    there was refused, and still is)."""
+    with craft_env.text_env(max_turns=3) as env:
+        messages, _ = env.reset(seed=2)
+
+        async def step_here():
+            return env.step(_first_candidate(messages))
+
+        with pytest.raises(RuntimeError, match="another loop is running"):
+            asyncio.run(step_here())

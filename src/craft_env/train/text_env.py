@@ -278,7 +278,8 @@ class BatchedTextEnv:
         anything else than the learner's reply (a long reply read in a
         thread) goes on as a task on the loop from there (``_resume``).
         """
-        previous = asyncio.events._get_running_loop()
+        if asyncio.events._get_running_loop() is not None:  # what running the loop here would say
+            raise RuntimeError("Cannot run the event loop while another loop is running")
         asyncio.events._set_running_loop(self._loop)
         try:
             waited = slot.game.send(None)
@@ -292,7 +293,7 @@ class BatchedTextEnv:
             slot.game, slot.error = None, error
             return
         finally:
-            asyncio.events._set_running_loop(previous)
+            asyncio.events._set_running_loop(None)
         pending = slot.client.pending
         if pending is not None and waited is pending.reply:
             return
