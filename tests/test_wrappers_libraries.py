@@ -90,6 +90,38 @@ def test_supersuit_vec_env_drives_sb3_maskable_ppo_within_the_masks():
     _check_team_steps(recorder.steps, max_turns=4, masked=True)
 
 
+def test_the_sb3_snippets_evaluation_plays_a_maskable_ppo_model_within_its_masks():
+    """docs/rl.md's SB3 snippet ends with ``homogeneous_policy`` and ``play``: a MaskablePPO model (one short
+    rollout) plays the bundled games, greedy, every director's and the builder's action within its mask."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    pytest.importorskip("jax")
+    import craft_env
+    from craft_env.jax.team.evaluate import homogeneous_policy, play
+    from craft_env.wrappers.sb3 import ActionMasks
+
+    vec, mask_slice = _sb3_vec_env(max_turns=4)
+    model = sb3_contrib.MaskablePPO("MlpPolicy", ActionMasks(vec, mask_slice), n_steps=16, batch_size=64,
+                                    n_epochs=1, device="cpu", policy_kwargs={"net_arch": [32]})
+    model.learn(total_timesteps=128)
+    seen = []
+
+    def predict(obs, masks):
+        actions = model.predict(obs, action_masks=masks, deterministic=True)[0]
+        seen.append((obs[:, mask_slice.start - 2:mask_slice.start], masks, actions))
+        return actions
+
+    env = craft_env.vector_env(1)
+    directors, builder = homogeneous_policy(predict, director_dim=env.director_dim, builder_dim=env.builder_dim)
+    games = play("SB3 team", directors, builder, seeds=1)
+    summary = games.summary()
+    assert summary["games"] == 20 and 0.0 <= summary["progress"] <= 1.0 and 1 <= summary["turns"] <= 20
+    assert len(seen) == 2 * games.turns.max()          # every turn: the directors' call, then the builder's
+    for roles, masks, actions in seen:
+        assert masks[np.arange(len(actions)), actions].all()
+    assert (seen[0][0] == [1, 0]).all() and (seen[1][0] == [0, 1]).all()   # role one-hots: directors, builder
+    assert len(seen[0][2]) == 3 * 20 and len(seen[1][2]) == 20
+
+
 def test_supersuit_vec_env_drives_sb3_ppo_and_illegal_actions_are_failed_turns():
     vec, _ = _sb3_vec_env(max_turns=4)
     from stable_baselines3 import PPO
