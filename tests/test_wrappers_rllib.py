@@ -39,8 +39,16 @@ def test_one_ppo_iteration_with_a_remote_env_runner(local_ray):
     algo = config.build_algo()
     try:
         result = algo.train()
+        games, seen = _greedy_evaluation(algo)
     finally:
         algo.stop()
+    # docs/rl.md's RLlib snippet ends with this evaluation: greedy modules on the bundled games, within the masks.
+    assert games.summary()["games"] == 20 and 0.0 <= games.summary()["progress"] <= 1.0
+    assert [module for module, *_ in seen[:2]] == ["director", "builder"]
+    assert len(seen) == 2 * games.turns.max()
+    for module, masks, actions in seen:
+        assert actions.shape == masks.shape[:-1] == ((20, 3) if module == "director" else (20,))
+        assert np.take_along_axis(masks, actions[..., None], -1).all()
     runners = result["env_runners"]
     assert runners["num_env_steps_sampled"] >= 60
     assert runners["num_episodes"] >= 5  # 3 turns = 6 env steps an episode
@@ -48,6 +56,27 @@ def test_one_ppo_iteration_with_a_remote_env_runner(local_ray):
     assert runners["episode_return_mean"] > 0
     assert set(runners["num_module_steps_sampled"]) == {"director", "builder"}
     assert {"director", "builder"} <= set(result["learners"])
+
+
+def _greedy_evaluation(algo):
+    """``play`` with ``greedy_policy`` seats on one game per bundled structure; what each seat was given and did."""
+    pytest.importorskip("jax")
+    from craft_env.jax.team.evaluate import play
+
+    seen = []
+
+    def recorded(module_id):
+        act = craft_rllib.greedy_policy(algo, module_id)
+
+        def seat(obs, masks):
+            actions = act(obs, masks)
+            seen.append((module_id, masks.astype(bool), actions))
+            return actions
+        return seat
+
+    with pytest.raises(ValueError, match="module_id: no module 'nobody'"):
+        craft_rllib.greedy_policy(algo, "nobody")
+    return play("RLlib team", recorded("director"), recorded("builder"), seeds=1), seen
 
 
 def test_separate_policies_give_every_agent_its_module():

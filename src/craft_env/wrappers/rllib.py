@@ -7,9 +7,10 @@ torch); see docs/rl.md, "RLlib"::
     from craft_env.wrappers import rllib as craft_rllib
 
     ray.init()
-    algo = craft_rllib.ppo_config(num_env_runners=2, env_config={"oracle_n": 5}).build_algo()
+    algo = craft_rllib.ppo_config(num_env_runners=2).build_algo()
     result = algo.train()
     print(result["env_runners"]["episode_return_mean"])
+    builder = craft_rllib.greedy_policy(algo, "builder")  # a seat for craft_env.jax.team.evaluate.play
 
 ``CraftMultiAgentEnv`` is ``parallel_env()`` as an RLlib ``MultiAgentEnv``:
 a turn is two env steps (the directors speak, then the builder moves), every
@@ -152,6 +153,30 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
         if embeddings is None:
             batch = self._split(batch)[1]
         return super().compute_values(batch, embeddings)
+
+
+def greedy_policy(algo: Any, module_id: str):
+    """``(observations, masks) -> actions``: the module's greedy action (argmax of its masked logits).
+
+    The callable ``craft_env.jax.team.evaluate.play`` takes for a seat
+    (docs/rl.md, "RLlib"): ``observations`` ``(..., D)`` and ``masks``
+    ``(..., A)`` with the same leading shape (the directors' ``(N, seats)``,
+    the builder's ``(N,)``), the actions with that leading shape.
+    """
+    module = algo.get_module(module_id)
+    if module is None:
+        raise ValueError(f"module_id: no module {module_id!r} in the algorithm")
+
+    def act(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        rows = {
+            "observations": torch.as_tensor(np.asarray(observations, np.float32).reshape(-1, observations.shape[-1])),
+            "action_mask": torch.as_tensor(np.asarray(masks, np.float32).reshape(-1, masks.shape[-1])),
+        }
+        with torch.no_grad():
+            logits = module.forward_inference({Columns.OBS: rows})[Columns.ACTION_DIST_INPUTS]
+        return logits.argmax(-1).numpy().reshape(masks.shape[:-1])
+
+    return act
 
 
 def make_env(config: dict[str, Any] | None = None) -> CraftMultiAgentEnv:
