@@ -46,6 +46,62 @@ def test_memory_keeps_the_last_turns_and_forgets_at_episode_end():
     assert pol.push_memory(jnp.zeros((2, 0, 3)), jnp.ones((2, 3)), jnp.array([False, False])).shape == (2, 0, 3)
 
 
+@pytest.mark.parametrize("share, critic", [(True, "central"), (False, "independent")])
+def test_one_hot_rows_give_the_dense_inputs_numbers(share, critic):
+    """``policy``'s inputs (memory, heard moves and the phase flag as gathered one-hot rows) give the
+    logits and values of the plain concatenated input through the same parameters."""
+    from craft_env.jax.team import networks as nets
+
+    shapes = pol.Shapes(3, 7, 6, 5, 11, 13, 9, 2)
+    cfg = TeamConfig(memory=2, hidden=16, share_directors=share, critic=critic, num_envs=4, minibatches=1)
+
+    rng = np.random.default_rng(0)
+    layout = jax.eval_shape(lambda key: pol.init_params(key, shapes, cfg), jax.random.PRNGKey(0))
+    params = jax.tree_util.tree_map(lambda leaf: jnp.asarray(rng.normal(size=leaf.shape), jnp.float32),
+                                    layout)
+    batch = (5, 4)
+    said = rng.integers(0, shapes.num_intents, (*batch, cfg.memory, shapes.seats))
+    kept = rng.random((*batch, cfg.memory, 3, 1)) < 0.8
+    spoken = np.eye(shapes.num_intents, dtype=np.float32)[said] * kept
+    memory = jnp.asarray(spoken.reshape(*batch, cfg.memory, shapes.memory_width))
+    d_obs = jnp.asarray(rng.random((*batch, 3, shapes.director_dim)), jnp.float32)
+    b_obs = jnp.asarray(rng.random((*batch, shapes.builder_dim)), jnp.float32)
+    moves = rng.integers(0, shapes.num_actions, (*batch, 3))
+    understood = rng.random((*batch, 3, 1)) < 0.7
+    heard = jnp.asarray(np.eye(shapes.num_actions, dtype=np.float32)[moves] * understood)
+    world = jnp.asarray(rng.random((*batch, shapes.state_dim)), jnp.float32)
+
+    def both(params, d_obs, b_obs, memory, heard, world):
+        """Pairs (through one-hot rows, through the dense input): director and builder logits, critics,
+        and the builder's gradients."""
+        flat = memory.reshape(*batch, -1)
+        shared = jnp.broadcast_to(flat[..., None, :], (*batch, 3, flat.shape[-1]))
+        d_dense = jnp.concatenate([d_obs, shared], -1)
+        b_dense = jnp.concatenate([b_obs, flat, heard.sum(-2)], -1)
+        d_in = pol.director_inputs(shapes, d_obs, memory)
+        b_in = pol.builder_inputs(shapes, b_obs, memory, heard)
+        pairs = [(nets.seat_mlp(params["director"], d_in, cfg.wide_scale),
+                  nets.seat_mlp(params["director"], d_dense, cfg.wide_scale)),
+                 (nets.mlp(params["builder"], b_in, cfg.wide_scale),
+                  nets.mlp(params["builder"], b_dense, cfg.wide_scale))]
+        for phase, got in ((0.0, pol.director_values(params, cfg, shapes, d_in, world, memory)[..., 0]),
+                           (1.0, pol.builder_value(params, cfg, shapes, b_in, world, memory))):
+            if critic == "central":
+                flag = jnp.full((*batch, 1), phase)
+                want = nets.value(params["critic"], jnp.concatenate([world, flat, flag], -1))
+            elif phase == 0.0:
+                want = nets.seat_mlp(params["director_critic"], d_dense)[..., 0, 0]
+            else:
+                want = nets.value(params["builder_critic"], b_dense)
+            pairs.append((got, want))
+        grad = jax.grad(lambda p, x: nets.mlp(p, x, cfg.wide_scale).sum())
+        pairs.append((grad(params["builder"], b_in), grad(params["builder"], b_dense)))
+        return pairs
+
+    for got, want in jax.jit(both)(params, d_obs, b_obs, memory, heard, world):
+        jax.tree_util.tree_map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5), got, want)
+
+
 def test_listener_plays_the_first_legal_request_else_any_legal_move():
     shapes = pol.Shapes(3, 4, 5, 4, 0, 0, 0, 0)
     meaning = jnp.array([[-1, 0, 1, 2], [-1, 3, 1, 2], [-1, 2, 2, 2]])

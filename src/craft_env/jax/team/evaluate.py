@@ -96,11 +96,12 @@ class LearnedPolicies:
         self._builder = jax.jit(self._builder_actions)
 
     def _director_actions(self, params, obs, mask, memory):
-        return jnp.argmax(pol.director_logits(params, self.cfg, pol.director_inputs(obs, memory), mask), -1)
+        x = pol.director_inputs(self.shapes, obs, memory)
+        return jnp.argmax(pol.director_logits(params, self.cfg, x, mask), -1)
 
     def _builder_actions(self, params, obs, mask, memory):
         mask = pol.training_builder_mask(self.shapes, self.cfg, mask)
-        x = pol.builder_inputs(obs, memory, pol.heard_moves(self.shapes, self.meaning, obs))
+        x = pol.builder_inputs(self.shapes, obs, memory, pol.heard_moves(self.shapes, self.meaning, obs))
         return jnp.argmax(pol.builder_logits(params, self.cfg, x, mask), -1)
 
     def directors(self, obs, mask, memory) -> np.ndarray:

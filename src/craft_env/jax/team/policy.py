@@ -114,23 +114,45 @@ def push_memory(memory: jnp.ndarray, spoken: jnp.ndarray, done: jnp.ndarray) -> 
     return jnp.where(done[..., None, None], 0.0, shifted)
 
 
-def _flat(memory: jnp.ndarray) -> jnp.ndarray:
-    return memory.reshape(*memory.shape[:-2], -1)
+def memory_rows(shapes: Shapes, memory: jnp.ndarray, offset: int) -> tuple[jnp.ndarray, jnp.ndarray]:
+    """The memory as one-hot rows of a weight matrix whose memory block starts at row ``offset``.
+
+    ``memory (..., K, seats * I)`` holds one one-hot (or nothing) per turn and seat (``push_memory`` of
+    ``spoken_block``s); returns ``rows`` (int32) and ``on`` (their values), ``(..., K * seats)`` each, for
+    ``networks.Inputs``.
+    """
+    turns = memory.shape[-2]
+    blocks = memory.reshape(*memory.shape[:-1], shapes.seats, shapes.num_intents)
+    said = jnp.argmax(blocks, axis=-1)
+    on = jnp.take_along_axis(blocks, said[..., None], axis=-1)[..., 0]
+    base = (offset + np.arange(turns)[:, None] * shapes.memory_width
+            + np.arange(shapes.seats)[None, :] * shapes.num_intents)
+    lead = memory.shape[:-2]
+    return (base + said).reshape(*lead, -1).astype(jnp.int32), on.reshape(*lead, -1)
 
 
-def director_inputs(obs: jnp.ndarray, memory: jnp.ndarray) -> jnp.ndarray:
-    """``obs (..., seats, Dd)`` with the memory appended to every seat's row."""
-    flat = _flat(memory)
-    flat = jnp.broadcast_to(flat[..., None, :], (*obs.shape[:-1], flat.shape[-1]))
-    return jnp.concatenate([obs, flat], axis=-1)
+def director_inputs(shapes: Shapes, obs: jnp.ndarray, memory: jnp.ndarray) -> nets.Inputs:
+    """``obs (..., seats, Dd)`` with the memory appended to every seat's row (as one-hot rows)."""
+    rows, on = memory_rows(shapes, memory, obs.shape[-1])
+    lead = obs.shape[:-1]
+    return nets.Inputs(obs, jnp.broadcast_to(rows[..., None, :], (*lead, rows.shape[-1])),
+                       jnp.broadcast_to(on[..., None, :], (*lead, on.shape[-1])))
 
 
-def builder_inputs(obs: jnp.ndarray, memory: jnp.ndarray, heard: jnp.ndarray) -> jnp.ndarray:
-    """The builder's observation, the memory and the moves this turn's intents name (``heard_moves``)."""
-    return jnp.concatenate([obs, _flat(memory), heard.sum(-2)], axis=-1)
+def builder_inputs(shapes: Shapes, obs: jnp.ndarray, memory: jnp.ndarray, heard: jnp.ndarray) -> nets.Inputs:
+    """The builder's observation, the memory and the moves this turn's intents name (``heard_moves``).
+
+    As a dense array that is ``[obs, memory (flat), heard.sum(-2)]``; the memory and the heard moves are
+    one-hot rows here (two seats naming one move set its row twice, as the sum does).
+    """
+    rows, on = memory_rows(shapes, memory, obs.shape[-1])
+    heard_offset = obs.shape[-1] + memory.shape[-2] * shapes.memory_width
+    heard_rows = (heard_offset + jnp.argmax(heard, axis=-1)).astype(jnp.int32)
+    return nets.Inputs(obs, jnp.concatenate([rows, heard_rows], -1),
+                       jnp.concatenate([on, heard.max(-1)], -1))
 
 
-def director_logits(params: dict, cfg: TeamConfig, x: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+def director_logits(params: dict, cfg: TeamConfig, x: nets.Inputs, mask: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(mask > 0, nets.seat_mlp(params["director"], x, cfg.wide_scale), nets.NEG)
 
 
@@ -143,7 +165,7 @@ def heard_moves(shapes: Shapes, meaning: jnp.ndarray, builder_obs: jnp.ndarray) 
     return jax.nn.one_hot(jnp.where(said, action, 0), shapes.num_actions) * said[..., None]
 
 
-def builder_logits(params: dict, cfg: TeamConfig, x: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+def builder_logits(params: dict, cfg: TeamConfig, x: nets.Inputs, mask: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(mask > 0, nets.mlp(params["builder"], x, cfg.wide_scale), nets.NEG)
 
 
@@ -156,24 +178,30 @@ def listener_logits(heard: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(mask > 0, LISTENER_BONUS * chosen, nets.NEG)
 
 
-def central_value(params: dict, world: jnp.ndarray, memory: jnp.ndarray, phase: float) -> jnp.ndarray:
-    flag = jnp.full((*world.shape[:-1], 1), phase, world.dtype)
-    return nets.value(params["critic"], jnp.concatenate([world, _flat(memory), flag], axis=-1))
+def central_value(params: dict, shapes: Shapes, world: jnp.ndarray, memory: jnp.ndarray,
+                  phase: float) -> jnp.ndarray:
+    """The central critic on ``[world, memory (flat), phase]`` (the memory and the flag as one-hot rows)."""
+    rows, on = memory_rows(shapes, memory, world.shape[-1])
+    flag_row = world.shape[-1] + memory.shape[-2] * shapes.memory_width
+    lead = world.shape[:-1]
+    rows = jnp.concatenate([rows, jnp.full((*lead, 1), flag_row, jnp.int32)], -1)
+    on = jnp.concatenate([on, jnp.full((*lead, 1), phase, world.dtype)], -1)
+    return nets.value(params["critic"], nets.Inputs(world, rows, on))
 
 
-def director_values(params: dict, cfg: TeamConfig, x: jnp.ndarray, world: jnp.ndarray,
+def director_values(params: dict, cfg: TeamConfig, shapes: Shapes, x: nets.Inputs, world: jnp.ndarray,
                     memory: jnp.ndarray) -> jnp.ndarray:
     """``(..., seats)``: each director's value (the central critic gives every seat the team's)."""
     if cfg.critic == "central":
-        v = central_value(params, world, memory, 0.0)
-        return jnp.broadcast_to(v[..., None], x.shape[:-1])
+        v = central_value(params, shapes, world, memory, 0.0)
+        return jnp.broadcast_to(v[..., None], nets.lead_shape(x))
     return nets.seat_mlp(params["director_critic"], x)[..., 0]
 
 
-def builder_value(params: dict, cfg: TeamConfig, x: jnp.ndarray, world: jnp.ndarray,
+def builder_value(params: dict, cfg: TeamConfig, shapes: Shapes, x: nets.Inputs, world: jnp.ndarray,
                   memory: jnp.ndarray) -> jnp.ndarray:
     if cfg.critic == "central":
-        return central_value(params, world, memory, 1.0)
+        return central_value(params, shapes, world, memory, 1.0)
     return nets.value(params["builder_critic"], x)
 
 

@@ -94,8 +94,8 @@ class Team:
 
     def _directors_act(self, params, key, d_obs, d_mask, world, memory, env_state):
         cfg = self.cfg
-        x = pol.director_inputs(d_obs, memory)
-        value = pol.director_values(params, cfg, x, world, memory)
+        x = pol.director_inputs(self.shapes, d_obs, memory)
+        value = pol.director_values(params, cfg, self.shapes, x, world, memory)
         if cfg.directors == "scripted":
             if self.v_scripted is None:
                 raise ValueError("directors: 'scripted' needs a game with scripted directors")
@@ -108,8 +108,8 @@ class Team:
     def _builder_act(self, params, key, b_obs, b_mask, world, memory):
         cfg = self.cfg
         heard = pol.heard_moves(self.shapes, self.meaning, b_obs)
-        x = pol.builder_inputs(b_obs, memory, heard)
-        value = pol.builder_value(params, cfg, x, world, memory)
+        x = pol.builder_inputs(self.shapes, b_obs, memory, heard)
+        value = pol.builder_value(params, cfg, self.shapes, x, world, memory)
         if cfg.builder == "listener":
             logits = pol.listener_logits(heard, b_mask)
         else:
@@ -141,8 +141,8 @@ class Team:
         (env_state, memory, key), batch = jax.lax.scan(
             lambda c, x: self._turn(runner.params, c, x), carry, None, self.cfg.rollout)
         d_obs, _, world = self.v_directors(env_state)
-        x = pol.director_inputs(d_obs, memory)
-        last = pol.director_values(runner.params, self.cfg, x, world, memory)
+        x = pol.director_inputs(self.shapes, d_obs, memory)
+        last = pol.director_values(runner.params, self.cfg, self.shapes, x, world, memory)
         return runner._replace(env_state=env_state, memory=memory, key=key), batch, last
 
     # ---------------------------------------------------------------- learning
@@ -173,16 +173,16 @@ class Team:
         metrics = {}
         total = 0.0
         if cfg.directors == "learned":
-            x = pol.director_inputs(batch.d_obs, batch.memory)
+            x = pol.director_inputs(self.shapes, batch.d_obs, batch.memory)
             logits = pol.director_logits(params, cfg, x, batch.d_mask)
-            values = pol.director_values(params, cfg, x, batch.world_d, batch.memory)
+            values = pol.director_values(params, cfg, self.shapes, x, batch.world_d, batch.memory)
             policy, vloss, entropy = _ppo_terms(cfg, logits, batch.d_act, batch.d_logp, d_adv, values, d_ret)
             total = total + policy + cfg.value_coef * vloss - cfg.entropy * entropy
             metrics.update(director_entropy=entropy, director_value_loss=vloss)
         if cfg.builder == "learned":
-            x = pol.builder_inputs(batch.b_obs, batch.memory, batch.b_heard)
+            x = pol.builder_inputs(self.shapes, batch.b_obs, batch.memory, batch.b_heard)
             logits = pol.builder_logits(params, cfg, x, batch.b_mask)
-            values = pol.builder_value(params, cfg, x, batch.world_b, batch.memory)
+            values = pol.builder_value(params, cfg, self.shapes, x, batch.world_b, batch.memory)
             policy, vloss, entropy = _ppo_terms(cfg, logits, batch.b_act, batch.b_logp, b_adv, values, b_ret)
             total = total + policy + cfg.value_coef * vloss - cfg.entropy * entropy
             metrics.update(builder_entropy=entropy, builder_value_loss=vloss)
