@@ -8,10 +8,21 @@ red domino lying along the wall), ``--`` an empty slot.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from craft_env import Structure, generate_structure
-from craft_env.core.views import ALL_SEATS, DEFAULT_SEATS, director_views, hidden_cells, seat_cells, seat_view
+from craft_env.core.views import (
+    ALL_SEATS,
+    DEFAULT_SEATS,
+    director_views,
+    hidden_cells,
+    seat_cells,
+    seat_view,
+    visible_part,
+)
 
 BOARD_3 = Structure.from_ascii(
     """
@@ -145,3 +156,42 @@ def test_wide_blocks_come_in_adjacent_pairs(n):
                     if slot["size"] == 2:
                         around = [row[x] for x in (k - 1, k + 1) if 0 <= x < n]
                         assert any(o == slot for o in around), (seat, row)
+
+
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(2, 5),
+       seats=st.sets(st.sampled_from(ALL_SEATS), min_size=1).map(sorted))
+@settings(max_examples=60, deadline=None)
+def test_the_visible_part_looks_the_same_to_every_seat_and_guesses_nothing(seed, n, seats):
+    """``visible_part`` (the reference board of perfect speech, ``docs/rl.md``): a reachable board that
+    every seated director sees exactly as it sees the target, with nothing on the hidden cells, no block the
+    walls do not show, and a large block only where one wall shows it whole."""
+    target = generate_structure(seed, n, 3)
+    shown = Structure(visible_part(target.array, n, seats), n)  # validates: a reachable board
+    assert director_views(shown, seats) == director_views(target, seats)
+    for i, j in hidden_cells(n, seats):
+        assert not shown.array[i * n + j].any()
+    assert np.count_nonzero(shown.array) <= np.count_nonzero(target.array)
+    assert np.array_equal(visible_part(shown.array, n, seats), shown.array)
+
+
+def test_the_visible_part_of_the_hand_drawn_board():
+    """BOARD_3's dominoes into the hidden cells become small blocks on their seen halves; the red one along
+    D1's wall and the yellow one along D2's stay large; (1,1) and (2,1) empty."""
+    shown = Structure(visible_part(BOARD_3.array, 3), 3)
+    assert shown == Structure.from_ascii(
+        """
+        layer 0
+          gs  bs  rs
+          os  ..  os
+          gs  ..  bs
+        layer 1
+          yl==yl  ..
+          rl  ..  bl
+          ||      ||
+          rl  ..  bl
+        layer 2
+          bs  ..  ..
+          ..  ..  ..
+          ..  ..  ..
+        """
+    )

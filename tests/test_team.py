@@ -178,6 +178,21 @@ def test_ci_team_beats_the_random_team_on_the_held_out_structures(ci_run):
         assert team["progress"] > 3 * random_team, (seed, team["progress"], random_team)
 
 
+def test_the_table_holds_the_walls_only_oracle_between_the_listener_and_the_oracle(ci_run):
+    """The reference of perfect speech with nothing guessed: every bundled target scored as what its walls
+    show (the same for every seed of a structure), above the scripted team and below the oracle."""
+    from craft_env.jax.team.pipeline import WALLS_ORACLE
+
+    _, results = ci_run
+    rows = results["rows"]
+    walls = rows[WALLS_ORACLE]
+    assert walls["games"] == 200
+    per_game = np.array(walls["per_game_progress"]).reshape(10, 20)
+    assert (per_game == per_game[0]).all()
+    assert rows["scripted + listener"]["progress"] < walls["progress"] < rows["scripted + oracle builder"]["progress"]
+    assert walls["completed"] == pytest.approx(0.1)
+
+
 def test_ci_team_saved_loaded_and_evaluated_again_gives_the_same_games(ci_run):
     from craft_env.jax.team.evaluate import LearnedPolicies, play
     from craft_env.jax.team.game import intent_actions

@@ -101,6 +101,32 @@ def hidden_cells(n: int, seats: Sequence[str] = DEFAULT_SEATS) -> list[tuple[int
     return [(i, j) for i in range(n) for j in range(n) if (i, j) not in seen]
 
 
+def visible_part(cells: np.ndarray, n: int, seats: Sequence[str] = DEFAULT_SEATS) -> np.ndarray:
+    """The board of what the directors at ``seats`` show together, guessing nothing (a new int8 array).
+
+    Every block on a seen cell stays; the hidden cells (``hidden_cells``)
+    are left empty; a large block stays large only when one wall shows it
+    whole, and otherwise each of its halves on a seen cell becomes a small
+    block of its colour (how every wall that sees it shows it). It is what
+    a builder would build if the three walls were described to it exactly
+    and it filled no gap, so its score against the target is the part of the
+    game that speech alone can reach (``docs/rl.md``). Always a reachable
+    board: a seen cell's blocks stand on the same cell's, which stay.
+    """
+    walls = [set(seat_cell_indices(seat, n).tolist()) for seat in check_seats(seats)]
+    seen = set().union(*walls)
+    out = np.zeros_like(cells, dtype=np.int8)
+    for cell in seen:
+        for level in range(cells.shape[1]):
+            value = int(cells[cell, level])
+            if value >= 6:
+                partner = int(partner_cell.py_func(n, cell, value))
+                if not any(cell in wall and partner in wall for wall in walls):
+                    value = 1 + (value - 6) // 4
+            out[cell, level] = value
+    return out
+
+
 @njit(cache=True, inline="always")
 def wall_slot(wall, cell):
     """The slot of ``cell`` on ``wall`` (-1 when it is not on the wall)."""

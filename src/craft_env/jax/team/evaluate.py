@@ -36,6 +36,9 @@ import numpy as np
 
 import craft_env
 from craft_env.core.batch import sample_masks
+from craft_env.core.board import Structure
+from craft_env.core.metrics import score
+from craft_env.core.views import visible_part
 from craft_env.eval.leaderboard.targets import structure_key
 from craft_env.eval.results.bands import Interval, Scores, rank_bands
 from craft_env.jax.team import policy as pol
@@ -217,6 +220,38 @@ def play(name: str, directors: str, builder: str, seeds: int = 10, policies: Lea
         finished |= ended
     extra = {key: final[key] for key in ("position_accuracy", "iou")} | counts
     return Games(name, final["progress"], final["completion"], final["turn"], names, extra)
+
+
+def play_walls_oracle(name: str, seeds: int = 10, base_seed: int = EVAL_SEED) -> Games:
+    """The oracle builder toward what the walls show (``core.views.visible_part``), scored against the targets.
+
+    A reference, not a team: it is what perfect speech (every wall described
+    exactly) and a builder that fills no gap would reach, so the distance
+    from it to the oracle is what no message can carry (the hidden cells,
+    the large blocks that look small). The same episodes as ``play``'s; the
+    directors' words do not matter to it.
+    """
+    targets = craft_env.load_eval_set()
+    names = structure_names()
+    shown = [Structure(visible_part(t.array, t.n), t.n, id=t.id) for t in targets]
+    scores = [score(board, target) for board, target in zip(shown, targets)]
+    env = craft_env.vector_env(len(names) * seeds, structures=shown, max_turns=MAX_TURNS, copy=True)
+    env.reset(seed=base_seed)
+    rng = np.random.default_rng(base_seed)
+    turns = np.zeros(env.num_envs, np.int64)
+    finished = np.zeros(env.num_envs, bool)
+    while not finished.all():
+        env.step_directors(env.scripted_intents())
+        _, _, terminated, truncated, info = env.step_builder(sample_masks(env.optimal_masks, int(rng.integers(1 << 62))))
+        ended = (terminated | truncated) & ~finished
+        if (ended & ~terminated).any():
+            raise RuntimeError(f"play_walls_oracle: the walls' board not built in {MAX_TURNS} turns")
+        turns[ended] = info["turn"][ended]
+        finished |= ended
+    column = {key: np.array([scores[i % len(names)][key] for i in range(env.num_envs)])
+              for key in ("progress", "completion", "position_accuracy", "iou")}
+    extra = {key: column[key] for key in ("position_accuracy", "iou")}
+    return Games(name, column["progress"], column["completion"], turns, names, extra)
 
 
 def paired_difference(a: Games, b: Games) -> Interval:

@@ -10,7 +10,7 @@ import numpy as np
 import craft_env
 from craft_env.jax.team import checkpoint, report
 from craft_env.jax.team.entry import write_team_entry
-from craft_env.jax.team.evaluate import LearnedPolicies, play
+from craft_env.jax.team.evaluate import LearnedPolicies, play, play_walls_oracle
 from craft_env.jax.team.game import intent_actions, intents_offset
 from craft_env.jax.team.policy import Shapes
 from craft_env.jax.team.speech import HEADER as SPEECH_HEADER
@@ -19,6 +19,8 @@ from craft_env.jax.team.speech import SpeechLog
 #: Baseline rows: (name, directors, builder).
 BASELINES = (("random team", "random", "random"), ("scripted + listener", "scripted", "listener"))
 ORACLE = ("scripted + oracle builder", "scripted", "oracle")
+#: The reference of perfect speech with nothing guessed (``evaluate.play_walls_oracle``).
+WALLS_ORACLE = "oracle builder, walls only"
 
 
 def load_runs(directory: Path) -> dict:
@@ -93,6 +95,7 @@ def evaluate_all(teams: dict, out: Path, seeds: int, say: Callable[[str], None] 
         if listened:
             groups[f"{name} (directors) + listener"] = listened
         say(f"{name}: evaluated")
+    rows.append(play_walls_oracle(WALLS_ORACLE, seeds))
     rows.append(play(*ORACLE, seeds))
     reference = _reference(baselines, groups)
     lines = [f"Reference: {reference.name}", ""] + report.table(rows, reference) + [""] + report.seed_spread(groups)
