@@ -1,10 +1,11 @@
-"""The command line's start-up savings change nothing but time: numba's target loaded without the modules
-no kernel uses (``core.jit.load_target_lean``) and the heap left to the system at exit (``cli.main``), both
-only where the process is the command's own (``main()`` without arguments, as the console script calls it)."""
+"""The command line's start-up savings change nothing but time: cached kernels loaded without numba's
+registry (``core.jit.load_caches_lean``) and the heap left to the system at exit (``cli.main``), both only
+where the process is the command's own (``main()`` without arguments, as the console script calls it)."""
 
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 
@@ -16,7 +17,7 @@ import sys
 from craft_env.cli import main
 sys.argv = ["craft-env", "run", "--runs", "1", "--structures", "0", "--no-plots", "--no-progress", "--out", sys.argv[1]]
 assert main() == 0  # as the console script calls it
-left_out = [name for name in ("scipy.linalg", "cffi") if name in sys.modules]
+left_out = [name for name in ("numba.np.arraymath", "scipy.linalg", "cffi") if name in sys.modules]
 import numba
 import numpy as np
 import scipy.linalg
@@ -34,14 +35,65 @@ print(left_out, dot(np.arange(3.0), np.arange(3.0)), scipy.linalg.norm([3.0, 4.0
 """
 
 
-def test_a_run_leaves_scipy_linalg_and_cffi_out_and_they_still_work_after(tmp_path):
+def test_a_run_leaves_numba_registry_scipy_and_cffi_out_and_they_still_work_after(tmp_path):
     done = subprocess.run(
         [sys.executable, "-c", _RUN_THEN_USE_WHAT_WAS_LEFT_OUT, str(tmp_path / "run")],
-        capture_output=True, text=True, timeout=300,
+        check=False, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[-2] == "[] 5.0 5.0 4"
     assert (tmp_path / "run" / "run_1" / "log.jsonl").stat().st_size > 0
+
+
+#: A kernel that allocates (numba's runtime), hashes a string (the hash secret's symbols) and calls another.
+_KERNELS = """
+import numpy as np
+from numba import njit
+
+@njit(cache=True)
+def total(n):
+    return np.arange(n).sum()
+
+@njit(cache=True)
+def kernel(n, word):
+    return total(n) + hash(word) % 7
+"""
+
+#: In a fresh process: the kernels compiled and cached, as numba does by itself.
+_FILL = "import sys; sys.path.insert(0, sys.argv[1]); from kernels import kernel; print(kernel(10, 'word'))"
+
+#: In a fresh process: the cached kernel loaded lean, then a kernel compiled after it (numba's whole registry).
+#: Whether the registry was loaded: numba's target context records each registry it installs.
+_LOAD_LEAN = """
+import sys
+from craft_env.core.jit import load_caches_lean
+sys.path.insert(0, sys.argv[1])
+from kernels import kernel
+assert load_caches_lean() and not load_caches_lean()
+first = kernel(10, "word")
+from numba.core.registry import cpu_target
+registry = bool(cpu_target.target_context._registries)
+import numba
+import numpy as np
+later = numba.njit(lambda a: np.dot(a, a))(np.arange(3.0))
+print(first, registry, kernel.stats.cache_hits[kernel.signatures[0]], later, bool(cpu_target.target_context._registries))
+"""
+
+
+def test_a_cached_kernel_loads_without_numba_registry_and_compiling_after_still_works(tmp_path):
+    (tmp_path / "kernels.py").write_text(_KERNELS)
+    same_hash = {**os.environ, "PYTHONHASHSEED": "0"}
+    fill = subprocess.run(
+        [sys.executable, "-c", _FILL, str(tmp_path)], check=False, capture_output=True, text=True, timeout=300,
+        env=same_hash,
+    )
+    assert fill.returncode == 0, fill.stderr
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_LEAN, str(tmp_path)], check=False, capture_output=True, text=True, timeout=300,
+        env=same_hash,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [fill.stdout.strip(), "False", "1", "5.0", "True"]
 
 
 def test_only_the_process_command_line_freezes_the_heap(tmp_path, monkeypatch):

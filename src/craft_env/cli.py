@@ -359,7 +359,6 @@ def _agree(given: dict[str, Any], saved: Any, what: str, advice: str) -> None:
 def _check_models(settings: Any) -> None:
     """Every model string names a provider litellm knows and has its key, before any game starts."""
     from craft_env.eval.run.settings import is_model
-
     from craft_env.models.cost import price_check
     from craft_env.models.llm import check_model, import_litellm
 
@@ -387,7 +386,7 @@ def _print_errors(summaries: list[dict[str, Any]], limit: int = 5) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from craft_env.core.jit import load_target_lean
+    from craft_env.core.jit import load_caches_lean
     from craft_env.eval.report.report import print_tables, write_report
     from craft_env.eval.results.terminal import terminal_console
     from craft_env.eval.run.runner import interrupted_note, run_benchmark, seed_cache
@@ -404,8 +403,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise UsageError("--replay-from starts a new run; it cannot be combined with --resume")
         if (Path(settings.out) / "config.json").exists():
             raise UsageError(f"--out: {settings.out!r} already holds a run; replay into a new directory")
-    if getattr(args, "own_process", False):  # numba's target without what the kernels never use (core.jit)
-        load_target_lean()
+    if getattr(args, "own_process", False):  # cached kernels without numba's registry (core.jit)
+        load_caches_lean()
     console = terminal_console()
     started = time.perf_counter()
     try:
@@ -561,11 +560,11 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     if args.format != "paper":
-        from craft_env.core.jit import load_target_lean
+        from craft_env.core.jit import load_caches_lean
         from craft_env.train.export import cmd_training_export
 
-        if getattr(args, "own_process", False):  # numba's target without what the kernels never use (core.jit)
-            load_target_lean()
+        if getattr(args, "own_process", False):  # cached kernels without numba's registry (core.jit)
+            load_caches_lean()
         return cmd_training_export(args)
     from craft_env.eval.logs.outputs import output_dir
     from craft_env.eval.logs.paperlogs import export_paper_logs

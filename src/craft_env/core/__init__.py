@@ -21,7 +21,7 @@ No PettingZoo, Gymnasium or litellm here. Modules:
 * ``batch``: the vector env's drivers, looping the game kernel over a batch of episodes;
 * ``caches``: numba's caches of these kernels, dropped when a source is newer (run on import);
 * ``jit``: saying when a kernel is about to compile, calling a compiled entry without numba's typing, and
-  loading numba's target without what no kernel uses (the command line's start-up).
+  loading cached kernels without numba's registry (the command line's start-up).
 """
 
 from craft_env.core.caches import drop_stale_caches

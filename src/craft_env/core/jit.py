@@ -4,17 +4,19 @@ The envs (``envs.game.CraftGame``, ``envs.vector``) call the game kernels of
 ``core.game`` through these two helpers; they live beside the kernels so the
 core owns everything numba-specific (``core.caches`` drops stale caches,
 ``craft_env.precompile`` fills them ahead of time). The command line also
-loads numba's CPU target through ``load_target_lean``.
+loads cached kernels without numba's registry (``load_caches_lean``).
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any
 
+import numba.cpython.hashing  # noqa: F401  # its import adds the hash secret's symbols (load_caches_lean)
 from numba import typeof
+from numba.core.caching import FunctionCache
 from numba.core.registry import cpu_target
+from numba.core.runtime import rtsys
 
 #: Said once per process; unprefixed where nothing configured logging (Ray's worker logs), so it names itself.
 COMPILING_MESSAGE = (
@@ -76,38 +78,40 @@ def compiled_entry(kernel: Any, example_args: tuple) -> Any:
         return kernel
 
 
-#: Modules numba's CPU target imports only for integrations no kernel here uses (``load_target_lean``).
-UNUSED_BY_KERNELS = ("scipy.linalg", "cffi")
+def load_caches_lean() -> bool:
+    """From now on in this process, numba loads a cached kernel without loading its registry first; whether it
+    was set now.
 
-
-def load_target_lean() -> bool:
-    """Load numba's CPU target now, without importing ``UNUSED_BY_KERNELS``; whether it did.
-
-    Before numba runs or loads its first kernel it loads its registry of
-    implementations, about 0.35 CPU s, and part of that is two optional
-    integrations: ``numba.np.arraymath`` imports ``scipy.linalg`` only to
-    decide whether ``np.correlate`` and ``np.convolve`` may call BLAS (about
-    0.2 s), and numba's cffi support builds a ``cffi.FFI`` (about 0.04 s).
-    No kernel here calls either (nor any linear algebra). With those
-    modules hidden while the registry loads, the two functions take numba's
-    plain loop and numba's cffi support is off for the process; ``np.dot``
-    and ``np.linalg`` still import scipy when a kernel uses them, and
-    ``import scipy.linalg`` or ``import cffi`` work as before once this
-    returns. For the command line's own process only (``cli.main`` called
-    without arguments, as the console script calls it): in a program of
-    someone else's, their own kernels could need what is left out, and
-    another thread's import of those modules would fail while they are
-    hidden. Does nothing when the target is already loaded.
+    Before numba loads a cached kernel it loads its whole registry of
+    implementations, the typing and lowering of everything a kernel could
+    call (``BaseContext.refresh``: some 40 modules, about 0.1 CPU s, more
+    with scipy, which ``numba.np.arraymath`` imports). Loading compiled code
+    needs none of it: only numba's runtime (``rtsys``, which a kernel's
+    arrays call) and the symbols numba adds when its registry loads (the
+    hash secret, added by ``numba.cpython.hashing``, imported with this
+    module); numba's own C helpers
+    are there since the target was made, and a parallel kernel's cache
+    brings its own start (``reload_init``). So this process's cached kernels
+    on the CPU target skip the registry; a kernel that is not cached is
+    compiled as before, and numba's compiler loads the whole registry then.
+    For the command line's own process only (``cli.main`` called without
+    arguments, as the console script calls it): its kernels are all ours,
+    and numba is changed for the whole process. Does nothing where numba
+    lacks what it replaces.
     """
-    if "numba.np.arraymath" in sys.modules:
+    full = FunctionCache.load_overload
+    needed = ("_load_overload", "_guard_against_spurious_io_errors")
+    if getattr(full, "lean", False) or not all(hasattr(FunctionCache, name) for name in needed):
         return False
-    hidden = [name for name in UNUSED_BY_KERNELS if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]  # an import of it fails at once
-    try:
-        cpu_target.target_context.refresh()
-    finally:
-        for name in hidden:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
+    cpu = cpu_target.target_context
+
+    def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
+        if target_context is not cpu:
+            return full(self, sig, target_context)
+        rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+    load_overload.lean = True  # type: ignore[attr-defined]
+    FunctionCache.load_overload = load_overload
     return True
