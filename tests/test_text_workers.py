@@ -49,6 +49,14 @@ def test_workers_play_what_one_process_plays_and_a_dead_worker_names_its_games()
     assert len(processes) == 2 and all(process.exitcode is not None for process in processes)
 
 
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux's batch scheduling")
+def test_workers_run_batch_scheduled_and_leave_the_callers_scheduling_alone():
+    policy = os.sched_getscheduler(0)
+    with craft_env.text_env(num_envs=2, workers=2, max_turns=1) as env:
+        assert [os.sched_getscheduler(w.process.pid) for w in env._workers] == [os.SCHED_BATCH] * 2
+    assert os.sched_getscheduler(0) == policy
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
