@@ -1,6 +1,7 @@
-"""The command line's start-up savings change nothing but time: cached kernels loaded without numba's
-registry (``core.jit.load_caches_lean``) and the heap left to the system at exit (``cli.main``), both only
-where the process is the command's own (``main()`` without arguments, as the console script calls it)."""
+"""The command line's start-up savings change nothing but time: ``import craft_env`` loads nothing heavy,
+and where the process is the command's own (``main()`` without arguments, as the console script calls it)
+cached kernels load without numba's registry (``core.jit.load_caches_lean``), the command line's imports are
+not collected as they arrive, and the heap is left to the system at exit (``cli.main``)."""
 
 from __future__ import annotations
 
@@ -96,6 +97,38 @@ def test_a_cached_kernel_loads_without_numba_registry_and_compiling_after_still_
     assert done.stdout.split() == [fill.stdout.strip(), "False", "1", "5.0", "True"]
 
 
+#: In a fresh process: what ``import craft_env`` loads, then every public name as it was when it loaded eagerly.
+_IMPORT_THEN_NAMES = """
+import sys
+import craft_env
+heavy = sorted(name for name in ("numpy", "numba", "craft_env.core", "pettingzoo") if name in sys.modules)
+from craft_env import Move, Structure, load_eval_set, metrics, oracle, views
+import craft_env.core.board, craft_env.core.metrics, craft_env.core.oracle, craft_env.core.views, craft_env.datasets
+names = set(craft_env.__all__) <= set(dir(craft_env)) and all(getattr(craft_env, name) for name in craft_env.__all__)
+print(
+    heavy, names, Structure is craft_env.core.board.Structure, oracle is craft_env.core.oracle,
+    metrics is craft_env.core.metrics, views is craft_env.core.views, craft_env.datasets.load_eval_set is load_eval_set,
+    Move.__module__, len(load_eval_set()),
+)
+try:
+    craft_env.no_such_name
+except AttributeError as error:
+    print(error)
+"""
+
+
+def test_import_craft_env_is_light_and_every_public_name_is_there():
+    done = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", _IMPORT_THEN_NAMES],
+        check=False, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[] True True True True True True craft_env.core.moves 20",
+        "module 'craft_env' has no attribute 'no_such_name'",
+    ]
+
+
 def test_only_the_process_command_line_freezes_the_heap(tmp_path, monkeypatch):
     assert gc.get_freeze_count() == 0  # nothing of the test process is frozen (unfreeze below undoes all)
     assert main(["generate", "--n", "1", "-o", str(tmp_path / "called.json")]) == 0  # a program's call
@@ -104,6 +137,7 @@ def test_only_the_process_command_line_freezes_the_heap(tmp_path, monkeypatch):
     try:
         assert main() == 0  # the console script's call: the process ends next
         assert gc.get_freeze_count() > 0
+        assert gc.isenabled()  # paused while the command line's modules imported only
     finally:
         gc.unfreeze()
     assert (tmp_path / "command.json").read_bytes() == (tmp_path / "called.json").read_bytes()
