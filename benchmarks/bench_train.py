@@ -24,7 +24,9 @@ baseline: its games per second and turns per second. Then:
   busiest worker's: what wall-clock gives with a core for each process and
   nothing else running, so it can be read on a shared machine) with its
   ratio to K=1. The workers are started, and a first reset is played,
-  before the clock starts (start-up is not a per-step cost);
+  before the clock starts (start-up is not a per-step cost), and each
+  timing starts after a full garbage collection; the replies are
+  ``builder_reply``'s, found more cheaply (``first_candidate``);
 * start-up: a fresh ``craft-env run --runs 1 --structures 0 --no-plots``
   (one game) as a subprocess, its CPU seconds, minus the time its turns
   take at the baseline's rate: the run's fixed cost (imports, numba
@@ -43,6 +45,7 @@ version with the same script (rows it cannot play are skipped).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import resource
@@ -129,6 +132,7 @@ def worker_steps(games: int, num_envs: int, workers: int) -> dict[str, float]:
             return result
 
         workers_before = reading()
+        gc.collect()  # every row starts with nothing pending (the note under the table)
         parent, wall = time.process_time(), time.perf_counter()
         for first in range(0, games - games % num_envs, num_envs):
             observations, _ = call(env.reset, first)
@@ -282,7 +286,10 @@ def main() -> None:
         print(
             "\n(CPU-bound: steps over the parent's CPU time plus, per call, the busiest worker's: the rate "
             "with a core for each process and nothing else running; in this process: its CPU time alone. "
-            f"The parent's CPU includes the stand-in agent's replies, {replies * 1e6:.1f} µs/step.)"
+            f"The parent's CPU includes the stand-in agent's replies, {replies * 1e6:.1f} µs/step. Each row "
+            "starts after a full garbage collection, so whether one of this heap's (about 40 ms) falls inside "
+            "a row does not decide its figure; a long-running caller pays them, the more the more objects it "
+            "is handed or makes per step.)"
         )
         seconds, game_turns = startup_seconds(root, args.repeat)
         fixed = seconds - game_turns / (turns / run_seconds)
