@@ -37,7 +37,13 @@ not preempt the running process, so the caller sends every worker its part
 without being switched out after the first, which held the second back by
 1 to 5 ms on a busy 2-core machine) and freezes its start-up heap (modules,
 numba's, the dataset: never garbage) out of the garbage collector's walks
-(its collections cost 19 µs a step before, 6 after). Messages are pickled (``marshal``, a little faster, writes a numpy
+(its collections cost 19 µs a step before, 6 after). Its games' live objects
+(about 2,000 each) would still be walked by every full collection (13 ms
+for 32 games, about one in 100 calls, finding nothing: a game's objects
+are freed as it ends), each landing in one worker's call and so on the
+call's critical path; a worker makes no full collection of its own accord
+but one after answering every ``FULL_COLLECTION_CALLS`` calls, the same
+call in every worker, while the caller reads the answers. Messages are pickled (``marshal``, a little faster, writes a numpy
 scalar as bytes without a word, so it is not used). Each answer carries
 its worker's CPU seconds so far (``cpu_seconds``), which
 ``benchmarks/bench_train.py`` uses to say how far the work spreads.
@@ -59,6 +65,8 @@ from craft_env.train.text_env import BatchedTextEnv, Messages, check_replies, wh
 
 #: Seconds ``close()`` waits for a worker to stop before it ends the process.
 JOIN_SECONDS = 30.0
+#: A worker's full garbage collections: one after answering every this many calls (module docstring).
+FULL_COLLECTION_CALLS = 256
 #: Seconds a call waits for a worker's answer; a worker silent that long is taken as hung and ended.
 RECEIVE_SECONDS = 3600.0
 
@@ -87,6 +95,8 @@ def _settle_in() -> None:
             pass
     gc.collect()
     gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 2**31 - 1)  # full collections: every FULL_COLLECTION_CALLS calls
 
 
 def _serve(conn: Connection, num_envs: int, options: dict[str, Any]) -> None:
@@ -100,6 +110,7 @@ def _serve(conn: Connection, num_envs: int, options: dict[str, Any]) -> None:
         return
     _settle_in()
     conn.send_bytes(_pack(("ok", None, env.done, time.process_time())))
+    calls = 0
     try:
         while True:
             command, arguments = _unpack(conn.recv_bytes())
@@ -120,6 +131,9 @@ def _serve(conn: Connection, num_envs: int, options: dict[str, Any]) -> None:
             except Exception as error:  # an object of the answer that pickle cannot write
                 data = _pack(("error", type(error).__name__, f"the answer could not be sent: {error}"))
             conn.send_bytes(data)
+            calls += 1
+            if calls % FULL_COLLECTION_CALLS == 0:  # while the caller reads the answers and replies
+                gc.collect()
     except (EOFError, BrokenPipeError, KeyboardInterrupt):  # the caller went away
         env.close()
 
