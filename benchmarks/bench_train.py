@@ -23,7 +23,8 @@ baseline: its games per second and turns per second. Then:
   CPU time allows (steps over this process's CPU time plus, per call, the
   busiest worker's: what wall-clock gives with a core for each process and
   nothing else running, so it can be read on a shared machine) with its
-  ratio to K=1. The workers are started, and a first reset is played,
+  ratio to K=1; then the same rows with ``turn_records=False`` (no run-log
+  records in ``info``, most of what the caller unpacks per step). The workers are started, and a first reset is played,
   before the clock starts (start-up is not a per-step cost), and each
   timing starts after a full garbage collection; the replies are
   ``builder_reply``'s, found more cheaply (``first_candidate``);
@@ -110,13 +111,15 @@ def first_candidate(messages) -> str:
     return f"MOVE: {content[start:] if end < 0 else content[start:end]}\nFOLLOWED: D1"
 
 
-def worker_steps(games: int, num_envs: int, workers: int) -> dict[str, float]:
+def worker_steps(games: int, num_envs: int, workers: int, records: bool = True) -> dict[str, float]:
     """One timing of games ``0 .. games - 1`` played ``num_envs`` at a time in ``workers`` processes
-    (0: in this process): ``steps``, ``wall`` seconds, this process's ``parent`` CPU seconds, of which
+    (0: in this process; ``records=False``: ``turn_records=False``): ``steps``, ``wall`` seconds, this process's ``parent`` CPU seconds, of which
     ``replies`` making the replies (``first_candidate``), the workers' CPU seconds (``workers``) and
     ``critical``: the sum over calls of the busiest worker's CPU seconds in that call. The processes
     are started, and a first reset played, before the clock starts: neither is a per-step cost."""
     options = {"num_envs": num_envs} if workers == 0 else {"num_envs": num_envs, "workers": workers}
+    if not records:
+        options["turn_records"] = False
     steps, critical, replying = 0, 0.0, 0.0
     with craft_env.text_env(**options) as env:
         env.reset(seed=games)
@@ -255,12 +258,14 @@ def main() -> None:
         )
         print("|---|---|---|---|---|---|---|---|---|")
         rows = {}
-        for workers in (int(k) for k in args.workers.split(",")):
+        counts = [int(k) for k in args.workers.split(",")]
+        for workers, records in [(k, True) for k in counts] + [(k, False) for k in counts]:
             try:
                 timings = [
-                    worker_steps(args.worker_games, args.worker_envs, workers) for _ in range(args.repeat)
+                    worker_steps(args.worker_games, args.worker_envs, workers, records)
+                    for _ in range(args.repeat)
                 ]
-            except (TypeError, ValueError) as error:  # a version without workers
+            except (TypeError, ValueError) as error:  # a version without workers or turn_records
                 print(f"| (skipped: {error}) | {workers} | | | | | | | |")
                 continue
             figures = {key: statistics.median(t[key] for t in timings) for key in timings[0]}
@@ -269,11 +274,12 @@ def main() -> None:
             figures["bound"] = (
                 figures["steps"] / (figures["parent"] + figures["critical"]) if measured else None
             )
-            rows[workers] = figures
-        one = rows.get(1, {})
-        for workers, row in rows.items():
+            rows[workers, records] = figures
+        for (workers, records), row in rows.items():
+            one = rows.get((1, records), {})
             steps, bound = row["steps"], row["bound"]
             name = "in this process" if workers == 0 else f"{workers} worker process(es)"
+            name += "" if records else ", turn_records=False"
             ratio = f"{row['rate'] / one['rate']:.2f}" if one else ""
             bound_text = "" if bound is None else f"{bound:,.0f}"
             bound_ratio = f"{bound / one['bound']:.2f}" if bound and one.get("bound") else ""

@@ -49,6 +49,37 @@ def test_workers_play_what_one_process_plays_and_a_dead_worker_names_its_games()
     assert len(processes) == 2 and all(process.exitcode is not None for process in processes)
 
 
+def test_without_turn_records_the_games_give_the_same_steps_less_the_records():
+    """``turn_records=False`` (what a rollout loop that reads no run-log records sets, so the workers send
+    and the caller unpacks much less per step): every chat, reward, flag and verdict of the default's,
+    without ``info["turns"]``, in one process and in workers; a non-bool is refused by name."""
+
+    def steps_of(env, drop_records):
+        observations, infos = env.reset(seed=5)
+        steps, turn, records = [], 0, []
+        while True:
+            records.extend("turns" in info for info in infos)
+            kept = [{k: v for k, v in info.items() if not (drop_records and k == "turns")} for info in infos]
+            steps.append((observations, kept))
+            if all(o is None for o in observations):
+                assert any(records) == drop_records  # the default's steps hold records; none without
+                return steps
+            observations, rewards, terminated, truncated, infos = env.step(
+                [None if o is None else builder_reply(o, turn) for o in observations])
+            steps.append((rewards, terminated, truncated))
+            turn += 1
+
+    options = {"num_envs": 3, "max_turns": 4}
+    with craft_env.text_env(**options) as env:
+        expected = steps_of(env, drop_records=True)
+    for workers in (None, 2):
+        with craft_env.text_env(workers=workers, turn_records=False, **options) as env:
+            got = steps_of(env, drop_records=False)
+        assert got == expected
+    with pytest.raises(ValueError, match="turn_records: expected True or False, got 'no'"):
+        craft_env.text_env(num_envs=2, turn_records="no")
+
+
 @pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux's batch scheduling")
 def test_workers_run_batch_scheduled_and_leave_the_callers_scheduling_alone():
     policy = os.sched_getscheduler(0)

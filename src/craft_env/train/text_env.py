@@ -26,8 +26,10 @@ event loop, so other seats played by remote models wait in parallel.
 question, a director's message), ``reply_reason`` (what the reader found
 wrong with the reply, if anything), ``intent`` (a director's message as the
 environment understood it), ``turns`` (the turn records, as a run logs
-them) and ``error`` (a model call of another seat failed for good: the
-episode is truncated). Rewards: ``rewards``.
+them; left out with ``turn_records=False``, which a rollout loop that
+does not read them sets: with ``workers``, the records are most of what the
+caller unpacks per step) and ``error`` (a model call of another seat failed
+for good: the episode is truncated). Rewards: ``rewards``.
 
 Games: ``dataset`` (``"paper"``, ``"craft"`` or a structures file, as
 ``craft-env run --dataset``) and ``structure`` (an index into it; default
@@ -195,9 +197,13 @@ class BatchedTextEnv:
         structure: int | None = None,
         reward: str = "progress_delta",
         failed_turn_penalty: float = 0.0,
+        turn_records: bool = True,
         **options: Any,
     ) -> None:
         num_envs = whole_number("num_envs", num_envs, 1, MAX_NUM_ENVS)
+        if not isinstance(turn_records, bool):
+            raise ValueError(f"turn_records: expected True or False, got {turn_records!r}")
+        self.turn_records = turn_records
         self.settings = text_settings(others, protocol, oracle_n, dataset, options)
         seats = (BUILDER, *self.settings.seats)
         if seat not in seats:
@@ -414,7 +420,7 @@ class BatchedTextEnv:
     def _verdict(self, turns: list[dict[str, Any]]) -> dict[str, Any]:
         """What the engine made of the turns since the last reply (the module docstring's ``info``)."""
         if not turns:
-            return {"turns": []}
+            return {"turns": []} if self.turn_records else {}
         last = turns[-1]
         progress = last["progress_data"]
         verdict = {
@@ -426,8 +432,9 @@ class BatchedTextEnv:
             "question": last.get("question"),
             "distance": progress["distance"],
             "progress": progress["progress"],
-            "turns": turns,
         }
+        if self.turn_records:
+            verdict["turns"] = turns
         if self.seat == BUILDER:
             builder = last.get("builder") or {}
             verdict.update(sent=builder.get("sent"), reply_reason=builder.get("reason"))
