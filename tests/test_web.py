@@ -394,8 +394,10 @@ def test_any_bytes_are_a_request_or_a_clear_refusal(head):
     asyncio.run(read())
 
 
-def test_the_command_serves_on_loopback_prints_the_link_and_stops_on_ctrl_c(tmp_path):
-    """``craft-env serve`` in its own process: the link it prints opens the lobby; SIGINT ends it cleanly."""
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_the_command_serves_on_loopback_prints_the_link_and_stops_on_ctrl_c(tmp_path, stop):
+    """``craft-env serve`` in its own process: the link it prints opens the lobby; Ctrl-C (SIGINT) or SIGTERM
+    ends it cleanly, taken by the event loop (``web.serve._serve_until_signalled``)."""
     out = str(tmp_path / "games")
     command = [sys.executable, "-m", "craft_env.cli", "serve", "--port", "0", "--out", out]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -410,7 +412,7 @@ def test_the_command_serves_on_loopback_prints_the_link_and_stops_on_ctrl_c(tmp_
         with urllib.request.urlopen(request, timeout=30) as response:
             assert "person" in json.loads(response.read())["kinds"]
     finally:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         out, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
     assert "Stopped" in out

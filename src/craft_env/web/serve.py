@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from typing import Callable
 
 from craft_env.datasets import load_dataset
@@ -59,7 +60,8 @@ def _say(text: str) -> None:
 
 
 def serve(root: str | os.PathLike, say: Callable[[str], None] = _say, **options) -> None:
-    """Blocking ``serve_async``; prints where the server listens and the organiser's link."""
+    """Blocking ``serve_async`` until Ctrl-C or SIGTERM; prints where the server listens and the organiser's
+    link, and that it stopped."""
 
     def ready(server: Server, lobby: Lobby) -> None:
         resumed = sum(1 for g in lobby.games.values() if g.status == "playing")
@@ -68,9 +70,42 @@ def serve(root: str | os.PathLike, say: Callable[[str], None] = _say, **options)
         say("Stop with Ctrl-C; games in play resume when the server starts again.")
 
     try:
-        asyncio.run(serve_async(root, ready=ready, **options))
-    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, which the command line turns into it) is how it stops
-        say("Stopped; the games in play resume when the server starts again.")
+        asyncio.run(_serve_until_signalled(root, ready, options))
+    except KeyboardInterrupt:  # where the loop cannot take the signals itself (another thread, Windows)
+        pass
+    say("Stopped; the games in play resume when the server starts again.")
+
+
+#: The signals that stop the server: Ctrl-C, and SIGTERM (schedulers, ``docker stop``) where there is one.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
+
+
+async def _serve_until_signalled(root: str | os.PathLike, ready: Callable, options: dict) -> None:
+    """``serve_async`` until Ctrl-C or SIGTERM, taken by the event loop itself.
+
+    The loop's own handlers (``loop.add_signal_handler``) also make the
+    signal wake the loop through its self-pipe. With a handler set by
+    ``signal.signal`` instead (what ``asyncio.run`` does for Ctrl-C), a
+    signal that the system hands to another thread of the process (the
+    server has one, the executor that resolved its address) only marks the
+    main thread, which sleeps on while nothing else happens: the server
+    then did not stop. Where the loop cannot take them (not the main
+    thread; Windows), Ctrl-C stops it as a ``KeyboardInterrupt``.
+    """
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    taken = []
+    for signum in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such support
+            continue
+        taken.append(signum)
+    try:
+        await serve_async(root, ready=ready, stop=stop, **options)
+    finally:
+        for signum in taken:
+            loop.remove_signal_handler(signum)
 
 
 def check_options(host: str, port: int, max_games: int, out: str) -> None:
