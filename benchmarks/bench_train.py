@@ -24,8 +24,9 @@ baseline: its games per second and turns per second. Then:
   busiest worker's: what wall-clock gives with a core for each process and
   nothing else running, so it can be read on a shared machine) with its
   ratio to K=1; then the same rows with ``turn_records=False`` (no run-log
-  records in ``info``, most of what the caller unpacks per step). The workers are started, and a first reset is played,
-  before the clock starts (start-up is not a per-step cost), and each
+  records in ``info``, most of what the caller unpacks per step). The
+  workers are started, and a first reset is played, before the clock
+  starts (start-up is not a per-step cost), and each
   timing starts after a full garbage collection; the replies are
   ``builder_reply``'s, found more cheaply (``first_candidate``);
 * start-up: a fresh ``craft-env run --runs 1 --structures 0 --no-plots``
@@ -113,8 +114,8 @@ def first_candidate(messages) -> str:
 
 def worker_steps(games: int, num_envs: int, workers: int, records: bool = True) -> dict[str, float]:
     """One timing of games ``0 .. games - 1`` played ``num_envs`` at a time in ``workers`` processes
-    (0: in this process; ``records=False``: ``turn_records=False``): ``steps``, ``wall`` seconds, this process's ``parent`` CPU seconds, of which
-    ``replies`` making the replies (``first_candidate``), the workers' CPU seconds (``workers``) and
+    (0: in this process; ``records=False``: ``turn_records=False``): ``steps``, ``wall`` seconds, this
+    process's ``parent`` CPU seconds, of which ``replies`` making the replies (``first_candidate``), the workers' CPU seconds (``workers``) and
     ``critical``: the sum over calls of the busiest worker's CPU seconds in that call. The processes
     are started, and a first reset played, before the clock starts: neither is a per-step cost."""
     options = {"num_envs": num_envs} if workers == 0 else {"num_envs": num_envs, "workers": workers}

@@ -223,7 +223,8 @@ def play(name: str, directors: str, builder: str, seeds: int = 10, policies: Lea
 
 
 def play_walls_oracle(name: str, seeds: int = 10, base_seed: int = EVAL_SEED) -> Games:
-    """The oracle builder toward what the walls show (``core.views.visible_part``), scored against the targets.
+    """The oracle builder toward what the walls show (``core.views.visible_part``), scored against the
+    targets.
 
     A reference, not a team: it is what perfect speech (every wall described
     exactly) and a builder that fills no gap would reach, so the distance
@@ -242,7 +243,8 @@ def play_walls_oracle(name: str, seeds: int = 10, base_seed: int = EVAL_SEED) ->
     finished = np.zeros(env.num_envs, bool)
     while not finished.all():
         env.step_directors(env.scripted_intents())
-        _, _, terminated, truncated, info = env.step_builder(sample_masks(env.optimal_masks, int(rng.integers(1 << 62))))
+        moves = sample_masks(env.optimal_masks, int(rng.integers(1 << 62)))
+        _, _, terminated, truncated, info = env.step_builder(moves)
         ended = (terminated | truncated) & ~finished
         if (ended & ~terminated).any():
             raise RuntimeError(f"play_walls_oracle: the walls' board not built in {MAX_TURNS} turns")
