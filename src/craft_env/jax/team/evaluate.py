@@ -185,15 +185,17 @@ def _builder_move(env, kind, obs, memory, policies, meaning, rng):
 
 
 def play(name: str, directors: str, builder: str, seeds: int = 10, policies: LearnedPolicies | None = None,
-         memory_turns: int = 0, base_seed: int = EVAL_SEED, watch=None) -> Games:
+         memory_turns: int = 0, base_seed: int = EVAL_SEED, watch=None,
+         targets: list[Structure] | None = None) -> Games:
     """Every bundled structure ``seeds`` times with the given seats; one episode per env.
 
     ``watch(env, actions, playing)``, when given, sees every turn after the directors spoke and
     before the builder's ``actions`` are played (``playing``: the envs still in their first episode).
+    ``targets``, one per bundled structure, are played in their place (``play_walls_oracle``).
     """
     names = structure_names()
-    env = craft_env.vector_env(len(names) * seeds, structures=list(range(len(names))), max_turns=MAX_TURNS,
-                               copy=True)
+    structures = list(range(len(names))) if targets is None else targets
+    env = craft_env.vector_env(len(names) * seeds, structures=structures, max_turns=MAX_TURNS, copy=True)
     meaning = np.stack([intents.action for intents in env.intents]).astype(np.int64)
     obs, _ = env.reset(seed=base_seed)
     shapes = pol.Shapes(len(env.seats), env.num_intents, env.num_actions, env.noop, env.director_dim,
@@ -229,31 +231,19 @@ def play_walls_oracle(name: str, seeds: int = 10, base_seed: int = EVAL_SEED) ->
     A reference, not a team: it is what perfect speech (every wall described
     exactly) and a builder that fills no gap would reach, so the distance
     from it to the oracle is what no message can carry (the hidden cells,
-    the large blocks that look small). The same episodes as ``play``'s; the
-    directors' words do not matter to it.
+    the large blocks that look small). ``play``'s episodes, with the walls'
+    boards as targets; the directors' words do not matter to it.
     """
     targets = craft_env.load_eval_set()
-    names = structure_names()
     shown = [Structure(visible_part(t.array, t.n), t.n, id=t.id) for t in targets]
+    built = play(name, "scripted", "oracle", seeds, base_seed=base_seed, targets=shown)
+    if (built.completion < 1.0).any():
+        raise RuntimeError(f"play_walls_oracle: the walls' board not built in {MAX_TURNS} turns")
     scores = [score(board, target) for board, target in zip(shown, targets)]
-    env = craft_env.vector_env(len(names) * seeds, structures=shown, max_turns=MAX_TURNS, copy=True)
-    env.reset(seed=base_seed)
-    rng = np.random.default_rng(base_seed)
-    turns = np.zeros(env.num_envs, np.int64)
-    finished = np.zeros(env.num_envs, bool)
-    while not finished.all():
-        env.step_directors(env.scripted_intents())
-        moves = sample_masks(env.optimal_masks, int(rng.integers(1 << 62)))
-        _, _, terminated, truncated, info = env.step_builder(moves)
-        ended = (terminated | truncated) & ~finished
-        if (ended & ~terminated).any():
-            raise RuntimeError(f"play_walls_oracle: the walls' board not built in {MAX_TURNS} turns")
-        turns[ended] = info["turn"][ended]
-        finished |= ended
-    column = {key: np.array([scores[i % len(names)][key] for i in range(env.num_envs)])
+    column = {key: np.array([scores[i % len(targets)][key] for i in range(len(built.progress))])
               for key in ("progress", "completion", "position_accuracy", "iou")}
     extra = {key: column[key] for key in ("position_accuracy", "iou")}
-    return Games(name, column["progress"], column["completion"], turns, names, extra)
+    return Games(name, column["progress"], column["completion"], built.turns, built.structures, extra)
 
 
 def paired_difference(a: Games, b: Games) -> Interval:
