@@ -114,12 +114,13 @@ def push_memory(memory: jnp.ndarray, spoken: jnp.ndarray, done: jnp.ndarray) -> 
     return jnp.where(done[..., None, None], 0.0, shifted)
 
 
-def memory_rows(shapes: Shapes, memory: jnp.ndarray, offset: int) -> tuple[jnp.ndarray, jnp.ndarray]:
+def memory_rows(shapes: Shapes, memory: jnp.ndarray,
+                offset: int) -> tuple[jnp.ndarray, jnp.ndarray, int]:
     """The memory as one-hot rows of a weight matrix whose memory block starts at row ``offset``.
 
     ``memory (..., K, seats * I)`` holds one one-hot (or nothing) per turn and seat (``push_memory`` of
     ``spoken_block``s); returns ``rows`` (int32) and ``on`` (their values), ``(..., K * seats)`` each, for
-    ``networks.Inputs``.
+    ``networks.Inputs``, and the first row after the memory block.
     """
     turns = memory.shape[-2]
     blocks = memory.reshape(*memory.shape[:-1], shapes.seats, shapes.num_intents)
@@ -128,12 +129,13 @@ def memory_rows(shapes: Shapes, memory: jnp.ndarray, offset: int) -> tuple[jnp.n
     base = (offset + np.arange(turns)[:, None] * shapes.memory_width
             + np.arange(shapes.seats)[None, :] * shapes.num_intents)
     lead = memory.shape[:-2]
-    return (base + said).reshape(*lead, -1).astype(jnp.int32), on.reshape(*lead, -1)
+    end = offset + turns * shapes.memory_width
+    return (base + said).reshape(*lead, -1).astype(jnp.int32), on.reshape(*lead, -1), end
 
 
 def director_inputs(shapes: Shapes, obs: jnp.ndarray, memory: jnp.ndarray) -> nets.Inputs:
     """``obs (..., seats, Dd)`` with the memory appended to every seat's row (as one-hot rows)."""
-    rows, on = memory_rows(shapes, memory, obs.shape[-1])
+    rows, on, _ = memory_rows(shapes, memory, obs.shape[-1])
     lead = obs.shape[:-1]
     return nets.Inputs(obs, jnp.broadcast_to(rows[..., None, :], (*lead, rows.shape[-1])),
                        jnp.broadcast_to(on[..., None, :], (*lead, on.shape[-1])))
@@ -145,8 +147,7 @@ def builder_inputs(shapes: Shapes, obs: jnp.ndarray, memory: jnp.ndarray, heard:
     As a dense array that is ``[obs, memory (flat), heard.sum(-2)]``; the memory and the heard moves are
     one-hot rows here (two seats naming one move set its row twice, as the sum does).
     """
-    rows, on = memory_rows(shapes, memory, obs.shape[-1])
-    heard_offset = obs.shape[-1] + memory.shape[-2] * shapes.memory_width
+    rows, on, heard_offset = memory_rows(shapes, memory, obs.shape[-1])
     heard_rows = (heard_offset + jnp.argmax(heard, axis=-1)).astype(jnp.int32)
     return nets.Inputs(obs, jnp.concatenate([rows, heard_rows], -1),
                        jnp.concatenate([on, heard.max(-1)], -1))
@@ -181,8 +182,7 @@ def listener_logits(heard: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
 def central_value(params: dict, shapes: Shapes, world: jnp.ndarray, memory: jnp.ndarray,
                   phase: float) -> jnp.ndarray:
     """The central critic on ``[world, memory (flat), phase]`` (the memory and the flag as one-hot rows)."""
-    rows, on = memory_rows(shapes, memory, world.shape[-1])
-    flag_row = world.shape[-1] + memory.shape[-2] * shapes.memory_width
+    rows, on, flag_row = memory_rows(shapes, memory, world.shape[-1])
     lead = world.shape[:-1]
     rows = jnp.concatenate([rows, jnp.full((*lead, 1), flag_row, jnp.int32)], -1)
     on = jnp.concatenate([on, jnp.full((*lead, 1), phase, world.dtype)], -1)
