@@ -43,8 +43,9 @@ for 32 games, about one in 100 calls, finding nothing: a game's objects
 are freed as it ends), each landing in one worker's call and so on the
 call's critical path; a worker makes no full collection of its own accord
 but one after answering every ``FULL_COLLECTION_CALLS`` calls, the same
-call in every worker, while the caller reads the answers. Messages are pickled (``marshal``, a little faster, writes a numpy
-scalar as bytes without a word, so it is not used). Each answer carries
+call in every worker, while the caller reads the answers. Messages are
+pickled (``marshal``, a little faster, writes a numpy scalar as bytes
+without a word, so it is not used). Each answer carries
 its worker's CPU seconds so far (``cpu_seconds``), which
 ``benchmarks/bench_train.py`` uses to say how far the work spreads.
 """
