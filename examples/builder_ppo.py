@@ -1,12 +1,21 @@
-"""The torch half of ``examples/train_builder.py``: the policy, masked PPO and the evaluation.
+"""The torch half of ``examples/train_builder.py``: the policy, masked PPO, the evaluation, saving and loading.
 
 Imported by ``train_builder.py`` once the arguments are parsed, so that
 ``--help`` and the torch check work without torch installed.
+
+A saved builder (``--save PATH``, ``save_builder``) is one ``torch.save``
+file: the state_dict, the network's sizes, the layout of the observation it
+reads (``observation_layout``: the vector env's name, board size, seats,
+widths) and the training arguments. ``load_builder`` rebuilds the network
+and refuses a file whose layout is not the one the game has now;
+``greedy_policy`` turns it into the ``(observations, masks) -> actions``
+callable that ``craft_env.jax.team.evaluate.play`` seats as a builder.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -15,6 +24,10 @@ from torch import nn
 
 import craft_env
 from craft_env.core.batch import sample_masks
+
+#: What a saved builder file says it is, and the version of its layout (``save_builder``).
+FILE_FORMAT = "craft_env train_builder.py builder"
+FILE_VERSION = 1
 
 
 class Builder(nn.Module):
@@ -40,17 +53,77 @@ class Builder(nn.Module):
         return logits, self.value(features).squeeze(-1)
 
 
-def builder_turn(env, obs) -> tuple[np.ndarray, np.ndarray]:
-    """The scripted directors speak; return the builder's observation and its mask.
+def learner_mask(action_mask: np.ndarray, noop: int) -> np.ndarray:
+    """The mask the learned builder plays under: the env's builder mask without the no-op (a copy).
 
-    The learner never passes: the no-op is masked out (a board always has a
-    legal move), otherwise "do nothing" is a safe local optimum that PPO
-    finds long before it learns to listen.
+    The learner never passes (a board always has a legal move), otherwise
+    "do nothing" is a safe local optimum that PPO finds long before it learns
+    to listen. Training, this script's evaluation and ``greedy_policy`` all
+    use it.
     """
+    mask = action_mask.astype(bool)
+    mask[:, noop] = False
+    return mask
+
+
+def builder_turn(env, obs) -> tuple[np.ndarray, np.ndarray]:
+    """The scripted directors speak; return the builder's observation and its mask (``learner_mask``)."""
     obs, *_ = env.step_directors(env.scripted_intents())
-    mask = obs["builder"]["action_mask"].astype(bool)
-    mask[:, env.noop] = False
-    return obs["builder"]["observation"], mask
+    return obs["builder"]["observation"], learner_mask(obs["builder"]["action_mask"], env.noop)
+
+
+def greedy_actions(model: Builder, observations: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The argmax of the masked logits: the trained builder's move in every evaluation."""
+    with torch.no_grad():
+        logits, _ = model(torch.from_numpy(np.array(observations, np.float32)), torch.from_numpy(mask))
+    return logits.argmax(dim=1).numpy()
+
+
+def observation_layout(env) -> dict:
+    """What fixes the meaning of the builder observation's columns and of the action ids, for ``env``."""
+    return {"env": env.metadata["name"], "protocol": env.config.protocol.name, "n": env.n, "height": env.height,
+            "seats": list(env.seats), "num_intents": env.num_intents, "builder_dim": env.builder_dim,
+            "num_actions": env.num_actions, "noop": env.noop, "max_turns": env.config.max_turns}
+
+
+def save_builder(model: Builder, env, args: argparse.Namespace, path: str | os.PathLike) -> None:
+    """Write ``model`` with what ``load_builder`` needs to rebuild it (module docstring) to one file."""
+    torch.save({
+        "format": FILE_FORMAT, "version": FILE_VERSION, "layout": observation_layout(env),
+        "hidden": model.value.in_features, "training": dict(vars(args)), "state_dict": model.state_dict(),
+    }, path)
+
+
+def load_builder(path: str | os.PathLike) -> tuple[Builder, dict]:
+    """The builder saved at ``path`` (in eval mode) and the file's other fields (``layout``, ``training``).
+
+    Refuses a file of another format or version, and one whose observation
+    layout differs from the default ``vector_env``'s (the evaluation's game),
+    naming the field.
+    """
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(saved, dict) or saved.get("format") != FILE_FORMAT:
+        raise ValueError(f"{path}: not a builder saved by examples/train_builder.py --save")
+    if saved.get("version") != FILE_VERSION:
+        raise ValueError(f"{path}: file version {saved.get('version')!r}, this code reads {FILE_VERSION}")
+    layout, now = saved["layout"], observation_layout(craft_env.vector_env(1))
+    for key, value in now.items():
+        if layout.get(key) != value:
+            raise ValueError(f"{path}: saved for {key}={layout.get(key)!r}, the game has {key}={value!r}")
+    model = Builder(layout["builder_dim"], layout["num_actions"], saved["hidden"])
+    model.load_state_dict(saved["state_dict"])
+    model.eval()
+    return model, {key: value for key, value in saved.items() if key != "state_dict"}
+
+
+def greedy_policy(model: Builder, noop: int):
+    """``(observations, masks) -> actions`` on ``vector_env``'s builder arrays: ``greedy_actions`` under
+    ``learner_mask``, as this script's evaluation plays it (``craft_env.jax.team.evaluate`` seats it)."""
+
+    def builder(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return greedy_actions(model, observations, learner_mask(masks, noop))
+
+    return builder
 
 
 def train(args: argparse.Namespace) -> Builder:
@@ -183,9 +256,7 @@ def evaluate(builder: str, model: Builder | None, seeds: int, base_seed: int) ->
     while not finished.all():
         builder_obs, builder_mask = builder_turn(env, obs)
         if builder == "trained":
-            with torch.no_grad():
-                logits, _ = model(torch.from_numpy(builder_obs.copy()), torch.from_numpy(builder_mask))
-            actions = logits.argmax(dim=1).numpy()
+            actions = greedy_actions(model, builder_obs, builder_mask)
         elif builder == "random":
             actions = env.sample_actions(int(rng.integers(1 << 62)))
         elif builder == "listener":
@@ -214,6 +285,9 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     torch.set_num_threads(args.threads)
     model = train(args)
     model.eval()
+    if args.save is not None:
+        save_builder(model, craft_env.vector_env(1, reward=args.reward), args, args.save)
+        print(f"saved the trained builder to {args.save}")
     print(f"\nbundled evaluation set: {len(craft_env.load_eval_set())} structures x {args.eval_seeds} seeds, "
           "scripted directors, no oracle condition")
     print(f"{'builder':<10} {'progress':>14} {'completion':>10} {'completed':>9} {'turns':>6}")

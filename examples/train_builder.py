@@ -22,6 +22,12 @@ repository root::
     python examples/train_builder.py --updates 150    # a shorter run
     python examples/train_builder.py --minutes 2      # a wall-clock budget instead (machine-dependent)
     python examples/train_builder.py --updates 3 --num-envs 32 --eval-seeds 1   # smoke test
+    python examples/train_builder.py --seed 1 --save runs/builder-seed1.pt      # keep the trained builder
+
+``--save PATH`` writes the trained builder to one file (``builder_ppo.save_builder``:
+the weights, the network's sizes, the observation layout) before the
+evaluation; ``python examples/train_team.py --torch-builder PATH`` plays it
+in the team evaluation beside every other team (docs/rl.md).
 
 It trains a fixed number of updates (``--updates``, default
 ``DEFAULT_UPDATES``), so the result does not depend on how fast the machine
@@ -74,6 +80,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--log-every", type=int, default=10, help="print a curve point every N updates")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--save", default=None, metavar="PATH",
+                        help="write the trained builder to this file (train_team.py --torch-builder reads it)")
     args = parser.parse_args(argv)
     for name in ("updates", "minutes"):
         value = getattr(args, name)
