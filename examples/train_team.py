@@ -20,6 +20,13 @@ director network per seat; 3 seeds each). Run from the repository root::
     python examples/train_team.py --preset cpu --out runs/team
     python examples/train_team.py --preset gpu --out runs/team-gpu
     python examples/train_team.py --load runs/team --out runs/team-eval   # evaluate saved teams again
+    python examples/train_team.py --baselines-only --torch-builder b0.pt --torch-builder b1.pt --out runs/tb
+
+``--torch-builder PATH`` (once per file) adds a builder saved by
+``examples/train_builder.py --save PATH`` to the evaluation: a row
+``train_builder.py builder seed N`` with the scripted directors, a candidate
+for the reference. It needs torch (imported only then). ``--baselines-only``
+trains and loads no team: the baselines and those rows alone.
 
 Needs jax and optax (``pip install -e ".[jax]"``).
 """
@@ -70,6 +77,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--chunk", type=int, default=10, help="updates per compiled call (one curve point)")
     parser.add_argument("--eval-seeds", type=int, default=10, help="games per bundled structure")
     parser.add_argument("--load", default=None, help="evaluate the teams saved in this run directory instead")
+    parser.add_argument("--baselines-only", action="store_true",
+                        help="train and load no team; evaluate the baselines (and --torch-builder rows)")
+    parser.add_argument("--torch-builder", action="append", default=[], metavar="PATH",
+                        help="a builder saved by examples/train_builder.py --save, played with the scripted "
+                             "directors (repeat for several seeds; needs torch)")
     return parser.parse_args(argv)
 
 
@@ -82,6 +94,11 @@ def _check(args: argparse.Namespace) -> None:
         unknown = [c for c in args.configs.split(",") if c not in CONFIGS]
         if unknown:
             raise SystemExit(_usage(f"--configs: unknown config {unknown[0]!r}; known: {', '.join(CONFIGS)}"))
+    if args.baselines_only and args.load:
+        raise SystemExit(_usage("--baselines-only and --load: give one of them"))
+    missing = [path for path in args.torch_builder if not Path(path).is_file()]
+    if missing:
+        raise SystemExit(_usage(f"--torch-builder: no file {missing[0]}"))
 
 
 def _usage(message: str) -> int:
@@ -111,6 +128,33 @@ def configs_of(args: argparse.Namespace):
 
 def say(line: str) -> None:
     print(line, flush=True)
+
+
+def torch_builders(paths: Sequence[str]) -> dict:
+    """``{row name: (observations, masks) -> actions}`` of the builders ``train_builder.py --save`` wrote.
+
+    torch is imported here (through ``train_builder.load_trainer``, which
+    says how to install it), so that the rest of this script runs without it.
+    """
+    import importlib.util
+
+    from craft_env.jax.team.pipeline import TORCH_BUILDER, row_name
+
+    spec = importlib.util.spec_from_file_location("craft_train_builder", Path(__file__).with_name("train_builder.py"))
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    trainer = example.load_trainer()
+    builders = {}
+    for path in paths:
+        try:
+            model, saved = trainer.load_builder(path)
+        except (ValueError, OSError, RuntimeError, KeyError) as error:
+            raise SystemExit(_usage(f"--torch-builder {path}: {error}")) from None
+        name = row_name(TORCH_BUILDER, saved["training"]["seed"], "")
+        if name in builders:
+            raise SystemExit(_usage(f"--torch-builder {path}: a second builder of {name!r}"))
+        builders[name] = trainer.greedy_policy(model, saved["layout"]["noop"])
+    return builders
 
 
 def train_all(configs, out: Path, chunk: int):
@@ -150,15 +194,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     _check(args)
     try:
-        configs = None if args.load else configs_of(args)
+        configs = None if args.load or args.baselines_only else configs_of(args)
     except ValueError as error:
         raise SystemExit(_usage(str(error))) from None
+    builders = torch_builders(args.torch_builder) if args.torch_builder else {}
     logging.basicConfig(level=logging.WARNING)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     from craft_env.jax.team import pipeline
 
-    if args.load:
+    if args.baselines_only:
+        teams = {}
+    elif args.load:
         teams = pipeline.load_runs(Path(args.load))
     else:
         (out / "config.json").write_text(json.dumps(
@@ -174,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception:  # noqa: BLE001 - a plotting fault must not cost the evaluation
             say("curves: failed\n" + traceback.format_exc())
     try:
-        lines = pipeline.evaluate_all(teams, out, args.eval_seeds, say)
+        lines = pipeline.evaluate_all(teams, out, args.eval_seeds, say, builders=builders)
     except Exception:  # noqa: BLE001 - the saved parameters stay; the fault is reported
         say("evaluation: failed\n" + traceback.format_exc())
         return 1

@@ -21,6 +21,9 @@ BASELINES = (("random team", "random", "random"), ("scripted + listener", "scrip
 ORACLE = ("scripted + oracle builder", "scripted", "oracle")
 #: The reference of perfect speech with nothing guessed (``evaluate.play_walls_oracle``).
 WALLS_ORACLE = "oracle builder, walls only"
+#: The group of ``examples/train_builder.py``'s saved builders, played with the scripted directors; a row is
+#: ``row_name(TORCH_BUILDER, seed, "")``.
+TORCH_BUILDER = "train_builder.py builder"
 
 
 def load_runs(directory: Path) -> dict:
@@ -78,9 +81,14 @@ def learned_rows(name: str, params, cfg, seeds: int, speech: list[str]) -> list:
 
 
 def evaluate_all(teams: dict, out: Path, seeds: int, say: Callable[[str], None] = lambda line: None,
-                 entry_configs: tuple[str, ...] = ("team",)) -> list[str]:
+                 entry_configs: tuple[str, ...] = ("team",), builders: dict[str, Callable] | None = None
+                 ) -> list[str]:
     """Play every baseline and every saved seed; write ``table.md``, ``results.json`` and an entry file per
-    seed of ``entry_configs`` (``<config>-seed<k>.entry.json``); return the table's lines."""
+    seed of ``entry_configs`` (``<config>-seed<k>.entry.json``); return the table's lines.
+
+    ``builders``: ``{row name: (observations, masks) -> actions}``, builders trained elsewhere
+    (``examples/train_builder.py``'s, group ``TORCH_BUILDER``), each played with the scripted directors.
+    """
     log = _speech_log()
     baselines = [play(name, d, b, seeds, watch=log.watch if d == "scripted" else None) for name, d, b in BASELINES]
     speech = list(SPEECH_HEADER) + log.table("scripted + listener")
@@ -95,6 +103,10 @@ def evaluate_all(teams: dict, out: Path, seeds: int, say: Callable[[str], None] 
         if listened:
             groups[f"{name} (directors) + listener"] = listened
         say(f"{name}: evaluated")
+    if builders:
+        groups[TORCH_BUILDER] = [play(name, "scripted", builder, seeds) for name, builder in builders.items()]
+        rows.extend(groups[TORCH_BUILDER])
+        say(f"{TORCH_BUILDER}: evaluated")
     rows.append(play_walls_oracle(WALLS_ORACLE, seeds))
     rows.append(play(*ORACLE, seeds))
     reference = _reference(baselines, groups)
@@ -110,7 +122,8 @@ def evaluate_all(teams: dict, out: Path, seeds: int, say: Callable[[str], None] 
 
 
 def _reference(baselines: list, groups: dict):
-    """The best team that does not learn to talk: the listener, or the best seed of scripted + builder."""
+    """The best team that does not learn to talk: the listener, or the best seed of a trained builder with
+    the scripted directors (``scripted+builder``, or ``train_builder.py``'s)."""
     candidates = [g for g in baselines if g.name == "scripted + listener"]
-    candidates += groups.get("scripted+builder", [])
+    candidates += groups.get("scripted+builder", []) + groups.get(TORCH_BUILDER, [])
     return max(candidates, key=lambda g: float(np.mean(g.progress)))

@@ -1,7 +1,8 @@
 """The evaluation table, the learning-curve PNGs and the results file of a training run.
 
 The table has one row per team (random, scripted directors + listener,
-each trained seed of each config, oracle) with progress ± SE over the
+each trained seed of each config, each builder of ``train_builder.py``
+given with ``--torch-builder``, oracle) with progress ± SE over the
 200 games, completion, completed %, turns and the paired difference in
 progress to the reference team (the best team that does not learn to
 talk: scripted directors with the listener or a trained builder) with its
