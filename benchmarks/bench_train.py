@@ -24,7 +24,9 @@ baseline: its games per second and turns per second. Then:
   busiest worker's: what wall-clock gives with a core for each process and
   nothing else running, so it can be read on a shared machine) with its
   ratio to K=1; then the same rows with ``turn_records=False`` (no run-log
-  records in ``info``, most of what the caller unpacks per step). The
+  records in ``info``, most of what the caller unpacks per step). A row
+  says "pinned" when its workers were pinned to cores (``train.workers``,
+  "Pinning": two workers on a 2-core machine are). The
   workers are started, and a first reset is played, before the clock
   starts (start-up is not a per-step cost), and each
   timing starts after a full garbage collection; the replies are
@@ -115,8 +117,9 @@ def first_candidate(messages) -> str:
 def worker_steps(games: int, num_envs: int, workers: int, records: bool = True) -> dict[str, float]:
     """One timing of games ``0 .. games - 1`` played ``num_envs`` at a time in ``workers`` processes
     (0: in this process; ``records=False``: ``turn_records=False``): ``steps``, ``wall`` seconds, this
-    process's ``parent`` CPU seconds, of which ``replies`` making the replies (``first_candidate``), the workers' CPU seconds (``workers``) and
-    ``critical``: the sum over calls of the busiest worker's CPU seconds in that call. The processes
+    process's ``parent`` CPU seconds, of which ``replies`` making the replies (``first_candidate``), the
+    workers' CPU seconds (``workers``), ``critical``: the sum over calls of the busiest worker's CPU
+    seconds in that call, and ``pinned``: how many workers were pinned to a core. The processes
     are started, and a first reset played, before the clock starts: neither is a per-step cost."""
     options = {"num_envs": num_envs} if workers == 0 else {"num_envs": num_envs, "workers": workers}
     if not records:
@@ -148,8 +151,9 @@ def worker_steps(games: int, num_envs: int, workers: int, records: bool = True) 
                 observations, *_ = call(env.step, replies)
         wall, parent = time.perf_counter() - wall, time.process_time() - parent
         spent = sum(b - a for a, b in zip(workers_before, reading()))
+        pinned = sum(core is not None for core in getattr(env, "cores", []))
     figures = {"steps": steps, "wall": wall, "parent": parent, "replies": replying, "workers": spent}
-    return {**figures, "critical": critical}
+    return {**figures, "critical": critical, "pinned": pinned}
 
 
 def startup_seconds(root: Path, repeat: int) -> tuple[float, int]:
@@ -280,6 +284,7 @@ def main() -> None:
             one = rows.get((1, records), {})
             steps, bound = row["steps"], row["bound"]
             name = "in this process" if workers == 0 else f"{workers} worker process(es)"
+            name += ", pinned" if row["pinned"] else ""
             name += "" if records else ", turn_records=False"
             ratio = f"{row['rate'] / one['rate']:.2f}" if one else ""
             bound_text = "" if bound is None else f"{bound:,.0f}"

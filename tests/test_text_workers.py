@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import craft_env
-from craft_env.train.workers import WorkerError, _pack, _unpack
+from craft_env.train import workers as workers_module
+from craft_env.train.workers import WorkerError, _pack, _unpack, worker_cores
 from speed_reference import builder_reply, digest
 
 
@@ -86,6 +87,39 @@ def test_workers_run_batch_scheduled_and_leave_the_callers_scheduling_alone():
     with craft_env.text_env(num_envs=2, workers=2, max_turns=1) as env:
         assert [os.sched_getscheduler(w.process.pid) for w in env._workers] == [os.SCHED_BATCH] * 2
     assert os.sched_getscheduler(0) == policy
+
+
+@pytest.mark.parametrize(
+    ("workers", "cores", "pinned"),
+    [
+        (1, [0, 1], [None]),  # one worker: nothing to spread
+        (2, [0, 1], [0, 1]),
+        (4, [0, 1], [0, 1, 0, 1]),
+        (2, [3, 5], [3, 5]),
+        (3, [0, 1], [None] * 3),  # not a whole multiple: one core would take two workers, the other one
+        (2, list(range(16)), [None] * 2),  # fewer workers than cores: the scheduler has idle cores for them
+        (2, [], [None] * 2),  # a system that cannot pin
+    ],
+)
+def test_workers_are_pinned_only_when_every_core_takes_the_same_number(workers, cores, pinned):
+    assert worker_cores(workers, cores) == pinned
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="the system cannot pin a process to a core")
+def test_pinned_workers_run_on_their_cores_and_play_what_one_process_plays(monkeypatch):
+    cores = sorted(os.sched_getaffinity(0))[:2]
+    if len(cores) < 2:
+        pytest.skip("one core: two workers cannot be spread")
+    options = {"num_envs": 3, "max_turns": 2}
+    with craft_env.text_env(**options) as env:
+        expected = play(env, 7)
+    affinity = os.sched_getaffinity(0)
+    monkeypatch.setattr(workers_module, "usable_cores", lambda: cores)  # as if this process had these two
+    with craft_env.text_env(workers=2, **options) as env:
+        assert env.cores == cores
+        assert [os.sched_getaffinity(w.process.pid) for w in env._workers] == [{core} for core in cores]
+        assert play(env, 7) == expected
+    assert os.sched_getaffinity(0) == affinity  # the caller is left where it was
 
 
 @pytest.mark.parametrize(

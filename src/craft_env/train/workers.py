@@ -43,9 +43,23 @@ for 32 games, about one in 100 calls, finding nothing: a game's objects
 are freed as it ends), each landing in one worker's call and so on the
 call's critical path; a worker makes no full collection of its own accord
 but one after answering every ``FULL_COLLECTION_CALLS`` calls, the same
-call in every worker, while the caller reads the answers. Messages are
-pickled (``marshal``, a little faster, writes a numpy scalar as bytes
-without a word, so it is not used). Each answer carries
+call in every worker, while the caller reads the answers.
+
+Pinning: when the workers are a whole multiple (2 or more) of the cores
+this process may use (``os.sched_getaffinity``), worker ``k`` is pinned to
+the ``k``-th of them, round the cores again (``cores`` says where each
+went); otherwise none is. With a worker for each core and the caller
+waking them all at once, the scheduler sometimes queued two workers on one
+core while the other idled (it leaves a just-woken process where it was
+put when that core was recently idle): in about one call in ten one worker
+started 4 ms late or ran at half speed, on the 2-core machine of
+docs/train.md. Pinned, each core takes the same number of workers. With
+fewer workers than cores none is pinned: the scheduler has idle cores for
+them, and several programs on one machine, each pinning its workers to
+the first cores, would pile onto them.
+
+Messages are pickled (``marshal``, a little faster, writes a numpy
+scalar as bytes without a word, so it is not used). Each answer carries
 its worker's CPU seconds so far (``cpu_seconds``), which
 ``benchmarks/bench_train.py`` uses to say how far the work spreads.
 """
@@ -86,9 +100,33 @@ def _unpack(data: bytes) -> Any:
     return pickle.loads(data)
 
 
-def _settle_in() -> None:
-    """Make a started worker cheaper to run beside its caller (module docstring): batch scheduling
-    where the system has it, and the start-up heap frozen out of the garbage collector's walks."""
+def usable_cores() -> list[int]:
+    """The cores this process may run on; none where the system cannot pin a process to a core."""
+    if not hasattr(os, "sched_setaffinity"):
+        return []
+    return sorted(os.sched_getaffinity(0))
+
+
+def worker_cores(workers: int, cores: list[int]) -> list[int | None]:
+    """The core each of ``workers`` workers is pinned to, or None for each when they are not pinned.
+
+    Pinned when the workers are a whole multiple (2 or more) of ``cores``: each
+    core then takes the same number of workers (module docstring, "Pinning").
+    """
+    if workers < 2 or not cores or workers % len(cores) != 0:
+        return [None] * workers
+    return [cores[number % len(cores)] for number in range(workers)]
+
+
+def _settle_in(core: int | None) -> None:
+    """Make a started worker cheaper to run beside its caller (module docstring): pinned to ``core``
+    (None: not pinned), batch scheduling where the system has it, and the start-up heap frozen out
+    of the garbage collector's walks."""
+    if core is not None:
+        try:
+            os.sched_setaffinity(0, {core})
+        except OSError:  # the core was taken from this process meanwhile: left to the scheduler
+            pass
     if hasattr(os, "SCHED_BATCH"):
         try:
             os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
@@ -100,8 +138,9 @@ def _settle_in() -> None:
     gc.set_threshold(young, middle, 2**31 - 1)  # full collections: every FULL_COLLECTION_CALLS calls
 
 
-def _serve(conn: Connection, num_envs: int, options: dict[str, Any]) -> None:
-    """A worker's loop: build the env, answer ``(command, arguments)`` until ``close``.
+def _serve(conn: Connection, num_envs: int, options: dict[str, Any], core: int | None = None) -> None:
+    """A worker's loop: build the env (pinned to ``core`` unless None), answer ``(command, arguments)``
+    until ``close``.
 
     Answers are ``("ok", result, done, cpu seconds)`` or ``("error", kind, text)``."""
     try:
@@ -109,7 +148,7 @@ def _serve(conn: Connection, num_envs: int, options: dict[str, Any]) -> None:
     except Exception as error:  # reported to the caller, who raises it
         conn.send_bytes(_pack(("error", type(error).__name__, str(error))))
         return
-    _settle_in()
+    _settle_in(core)
     conn.send_bytes(_pack(("ok", None, env.done, time.process_time())))
     calls = 0
     try:
@@ -142,11 +181,13 @@ def _serve(conn: Connection, num_envs: int, options: dict[str, Any]) -> None:
 class _Worker:
     """One worker process, its end of the pipe and the games it holds (``first .. first + count``)."""
 
-    def __init__(self, context: Any, number: int, first: int, count: int, options: dict[str, Any]) -> None:
-        self.number, self.first, self.count = number, first, count
+    def __init__(
+        self, context: Any, number: int, first: int, count: int, options: dict[str, Any], core: int | None
+    ) -> None:
+        self.number, self.first, self.count, self.core = number, first, count, core
         self.conn, child = context.Pipe()
         self.process = context.Process(
-            target=_serve, args=(child, count, options), name=f"text_env-worker-{number}", daemon=True
+            target=_serve, args=(child, count, options, core), name=f"text_env-worker-{number}", daemon=True
         )
         self.process.start()
         child.close()
@@ -252,12 +293,13 @@ class ProcessTextEnv:
         self._failed = False
         context = multiprocessing.get_context("spawn")
         share, extra = divmod(self.num_envs, self.workers)
+        cores = worker_cores(self.workers, usable_cores())
         self._workers: list[_Worker] = []
         first = 0
         try:
             for number in range(self.workers):
                 count = share + (number < extra)
-                self._workers.append(_Worker(context, number, first, count, options))
+                self._workers.append(_Worker(context, number, first, count, options, cores[number]))
                 first += count
             _gather(self._workers)
         except BaseException:
@@ -280,6 +322,11 @@ class ProcessTextEnv:
     @property
     def started(self) -> bool:
         return self._started
+
+    @property
+    def cores(self) -> list[int | None]:
+        """The core each worker is pinned to (None: not pinned; module docstring, "Pinning")."""
+        return [worker.core for worker in self._workers]
 
     @property
     def cpu_seconds(self) -> list[float]:
