@@ -2,14 +2,17 @@
 
 A tiny ``train_builder.py`` run saves its builder (``--save``); the file
 loads back to the same greedy moves, and ``train_team.py --torch-builder``
-plays it on the team evaluation's games. Those are ``train_builder.py``'s
-own evaluation games when its ``--seed`` is 0: both reset one
-``vector_env`` of the 20 bundled structures x ``seeds`` with seed
-``10_000`` (``train_builder.py`` adds its ``--seed``), the scripted
-directors speak from the episode alone, and the greedy builder draws
-nothing; so the numbers are equal there, and for another ``--seed`` they
-equal ``train_builder.py``'s evaluation at the team's seed. Skipped without
-torch (or jax).
+plays it on the team evaluation's games. Both evaluations play one
+``vector_env`` of the 20 bundled structures x ``seeds``, the scripted
+directors and the greedy builder (under the same mask, ``learner_mask``).
+``train_builder.py`` resets it with seed ``10_000 + --seed``, the team
+evaluation with ``10_000``: so for ``--seed 0`` the games are the same. For
+another seed the reset seed changes only what neither player reads (the
+speaking order: the builder's observation holds every seat's intent in
+seat order, and the scripted directors answer the board and their walls;
+the numbers of the random and listener builders, which draw, do change), so
+the numbers are equal there too, and equal ``builder_ppo.evaluate`` at the
+team's seed. Skipped without torch (or jax).
 """
 
 from __future__ import annotations
@@ -86,8 +89,8 @@ def test_a_file_of_another_observation_layout_is_refused_naming_the_field(tmp_pa
 
 
 def test_the_row_equals_train_builders_own_evaluation_on_the_same_games(tmp_path, trained, trainer):
-    """``train_team.py --baselines-only --torch-builder`` (both seeds): seed 0's row is
-    ``train_builder.py``'s printed evaluation; seed 1's is that evaluation at the team's reset seed."""
+    """``train_team.py --baselines-only --torch-builder`` (both seeds): each row is ``train_builder.py``'s
+    printed evaluation of that file (module docstring: seed 1's on other reset seeds, the same games)."""
     team = load_example("train_team")
     out = tmp_path / "eval"
     paths = [str(trained[seed][0]) for seed in (0, 1)]
@@ -95,8 +98,8 @@ def test_the_row_equals_train_builders_own_evaluation_on_the_same_games(tmp_path
                       "--torch-builder", paths[0], "--torch-builder", paths[1]]) == 0
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     rows = results["rows"]
-    own = trained[0][1]
-    assert {key: rows["train_builder.py builder seed 0"][key] for key in SUMMARY} == own
+    for seed in (0, 1):
+        assert {key: rows[f"train_builder.py builder seed {seed}"][key] for key in SUMMARY} == trained[seed][1]
     model, _ = trainer.load_builder(trained[1][0])
     at_team_seed = trainer.evaluate("trained", model, 1, base_seed=EVAL_SEED)
     assert {key: rows["train_builder.py builder seed 1"][key] for key in SUMMARY} == at_team_seed
