@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
 import time
 
 import numpy as np
@@ -101,7 +102,11 @@ def load_builder(path: str | os.PathLike) -> tuple[Builder, dict]:
     layout differs from the default ``vector_env``'s (the evaluation's game),
     naming the field.
     """
-    saved = torch.load(path, map_location="cpu", weights_only=True)
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError) as error:
+        raise ValueError(f"{path}: not a builder saved by examples/train_builder.py --save "
+                         f"(torch.load: {type(error).__name__})") from None
     if not isinstance(saved, dict) or saved.get("format") != FILE_FORMAT:
         raise ValueError(f"{path}: not a builder saved by examples/train_builder.py --save")
     if saved.get("version") != FILE_VERSION:

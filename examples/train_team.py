@@ -149,7 +149,7 @@ def torch_builders(paths: Sequence[str]) -> dict:
         try:
             model, saved = trainer.load_builder(path)
         except (ValueError, OSError, RuntimeError, KeyError) as error:
-            raise SystemExit(_usage(f"--torch-builder {path}: {error}")) from None
+            raise SystemExit(_usage(f"--torch-builder: {error}")) from None
         name = row_name(TORCH_BUILDER, saved["training"]["seed"], "")
         if name in builders:
             raise SystemExit(_usage(f"--torch-builder {path}: a second builder of {name!r}"))

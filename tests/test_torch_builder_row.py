@@ -84,8 +84,10 @@ def test_a_file_of_another_observation_layout_is_refused_naming_the_field(tmp_pa
     with pytest.raises(ValueError, match="builder_dim"):
         trainer.load_builder(tmp_path / "other.pt")
     torch.save({"weights": 1}, tmp_path / "not-a-builder.pt")
-    with pytest.raises(ValueError, match="not a builder"):
-        trainer.load_builder(tmp_path / "not-a-builder.pt")
+    (tmp_path / "text.pt").write_text("not a torch file\n", encoding="utf-8")
+    for name in ("not-a-builder.pt", "text.pt"):
+        with pytest.raises(ValueError, match="not a builder"):
+            trainer.load_builder(tmp_path / name)
 
 
 def test_the_row_equals_train_builders_own_evaluation_on_the_same_games(tmp_path, trained, trainer):
