@@ -25,6 +25,7 @@ from torch import nn
 
 import craft_env
 from craft_env.core.batch import sample_masks
+from craft_env.eval.results.stats import cluster_sem
 
 #: What a saved builder file says it is, and the version of its layout (``save_builder``).
 FILE_FORMAT = "craft_env train_builder.py builder"
@@ -249,7 +250,9 @@ def listen(env, mask: np.ndarray) -> np.ndarray:
 
 
 def evaluate(builder: str, model: Builder | None, seeds: int, base_seed: int) -> dict[str, float]:
-    """Play every bundled structure ``seeds`` times with the scripted directors; one episode per env."""
+    """Play every bundled structure ``seeds`` times with the scripted directors; one episode per env.
+
+    ``se`` is over the structures' means (``stats.cluster_sem``), ``se_games`` over the games."""
     structures = list(range(len(craft_env.load_eval_set())))
     env = craft_env.vector_env(len(structures) * seeds, structures=structures)
     obs, _ = env.reset(seed=base_seed)
@@ -277,7 +280,8 @@ def evaluate(builder: str, model: Builder | None, seeds: int, base_seed: int) ->
     progress = final["progress"]
     return {
         "progress": float(progress.mean()),
-        "se": float(progress.std(ddof=1) / np.sqrt(size)) if size > 1 else 0.0,
+        "se": cluster_sem([float(x) for x in progress], [i % len(structures) for i in range(size)]),
+        "se_games": float(progress.std(ddof=1) / np.sqrt(size)) if size > 1 else 0.0,
         "completion": float(final["completion"].mean()),
         "completed": float(np.mean(final["completion"] >= 1.0)),
         "turns": float(final["turn"].mean()),

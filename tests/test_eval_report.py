@@ -12,7 +12,7 @@ import pytest
 from craft_env.models.jsonl import AppendOnlyJsonl
 from craft_env.eval.logs.games import GameLog, RunLog, read_games
 from craft_env.eval.report.report import load_results, markdown, write_report
-from craft_env.eval.results.stats import mean_sem
+from craft_env.eval.results.stats import cluster_sem, mean_sem
 from craft_env.models.jsonl import dumps, json_safe
 from craft_env.eval.results.table import progress_curve, remove_curves, table_row
 from craft_env.eval.results.taxonomy import classify, taxonomy
@@ -73,6 +73,20 @@ def test_curves_carry_finished_games_forward():
     attempted, prescribed = remove_curves(games, 4)
     assert attempted[:3] == [0.5, 0.0, 0.0] and math.isnan(attempted[3])
     assert prescribed[:3] == [0.0, 0.0, 0.0]
+
+def test_cluster_sem_counts_each_cluster_once():
+    """A structure played the same way in all its seeds is one observation, not ten: the SEM is that of
+    the clusters' means, whatever the number of copies; one cluster gives NaN; lengths must agree."""
+    means = [0.2, 0.6, 0.7]
+    copies = [m for m in means for _ in range(10)]
+    labels = [k for k in range(3) for _ in range(10)]
+    assert cluster_sem(copies, labels) == pytest.approx(mean_sem(means)[1])
+    assert cluster_sem(copies, labels) > 3 * mean_sem(copies)[1]
+    assert cluster_sem([0.1, 0.3, 0.5, 0.9], ["a", "b", "a", "b"]) == pytest.approx(mean_sem([0.3, 0.6])[1])
+    assert math.isnan(cluster_sem([0.1, 0.2], ["a", "a"]))
+    with pytest.raises(ValueError, match="clusters: expected one per value"):
+        cluster_sem([0.1, 0.2], ["a"])
+
 
 def test_mean_sem_edge_cases():
     """One rule for small samples: one value has a mean and no SEM (NaN), none has neither."""

@@ -31,7 +31,7 @@ from craft_env.jax.team.evaluate import EVAL_SEED, play
 
 TINY = ["--updates", "3", "--num-envs", "16", "--rollout", "6", "--minibatch", "48", "--epochs", "2",
         "--hidden", "32", "--eval-seeds", "1", "--log-every", "1", "--threads", "1"]
-SUMMARY = ("progress", "se", "completion", "completed", "turns", "games")
+SUMMARY = ("progress", "se", "se_games", "completion", "completed", "turns", "games")
 
 
 @pytest.fixture(scope="module")

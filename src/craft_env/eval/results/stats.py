@@ -1,4 +1,5 @@
-"""Small statistics for reports: mean and SEM, correlations with p-values, weighted kappa.
+"""Small statistics for reports: mean and SEM (of values, or of clusters' means), correlations with
+p-values, weighted kappa.
 
 Correlations come from ``scipy.stats`` (imported on first use). Every
 function takes plain sequences, drops nothing silently (callers filter
@@ -30,6 +31,26 @@ def mean_sem(values: Sequence[float]) -> tuple[float, float]:
         return mean, NAN
     variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
     return mean, math.sqrt(variance / n)
+
+
+def cluster_sem(values: Sequence[float], clusters: Sequence[object]) -> float:
+    """Standard error of the mean of ``values`` when they come in clusters: ``mean_sem`` over the
+    clusters' means (``clusters[i]`` names the cluster of ``values[i]``).
+
+    Games of one structure are not independent draws: a team whose play
+    does not depend on the seed plays the same game in every seed of a
+    structure, so ``mean_sem`` over the games would count one game ten
+    times and shrink the SEM by about sqrt(10). With equal-sized clusters
+    the mean of the cluster means is the mean of the values, and this is
+    its usual cluster-robust standard error. Fewer than two clusters give
+    NaN (``mean_sem``'s rule).
+    """
+    if len(values) != len(clusters):
+        raise ValueError(f"clusters: expected one per value ({len(values)}), got {len(clusters)}")
+    groups: dict[object, list[float]] = {}
+    for value, cluster in zip(values, clusters):
+        groups.setdefault(cluster, []).append(value)
+    return mean_sem([math.fsum(group) / len(group) for group in groups.values()])[1]
 
 
 def _paired(x: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[float]]:

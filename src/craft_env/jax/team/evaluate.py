@@ -41,6 +41,7 @@ from craft_env.core.metrics import score
 from craft_env.core.views import visible_part
 from craft_env.eval.leaderboard.targets import structure_key
 from craft_env.eval.results.bands import Interval, Scores, rank_bands
+from craft_env.eval.results.stats import cluster_sem
 from craft_env.jax.team import policy as pol
 from craft_env.jax.team.config import TeamConfig
 from craft_env.jax.team.game import intents_offset
@@ -66,10 +67,14 @@ class Games:
     extra: dict[str, np.ndarray] | None = None
 
     def summary(self) -> dict[str, float]:
+        """Means over the games; ``se``: the progress's standard error over the structures' means
+        (``stats.cluster_sem``: a structure's games are not independent), ``se_games``: over the games."""
         size = len(self.progress)
+        structures = [i % len(self.structures) for i in range(size)]
         return {
             "progress": float(self.progress.mean()),
-            "se": float(self.progress.std(ddof=1) / np.sqrt(size)) if size > 1 else 0.0,
+            "se": cluster_sem([float(x) for x in self.progress], structures),
+            "se_games": float(self.progress.std(ddof=1) / np.sqrt(size)) if size > 1 else 0.0,
             "completion": float(self.completion.mean()),
             "completed": float(np.mean(self.completion >= 1.0)),
             "turns": float(self.turns.mean()),
