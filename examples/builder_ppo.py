@@ -1,4 +1,4 @@
-"""The torch half of ``examples/train_builder.py``: the policy, masked PPO, the evaluation, saving and loading.
+"""The torch half of ``examples/train_builder.py``: policy, masked PPO, evaluation, saving and loading.
 
 Imported by ``train_builder.py`` once the arguments are parsed, so that
 ``--help`` and the torch check work without torch installed.
@@ -83,8 +83,8 @@ def greedy_actions(model: Builder, observations: np.ndarray, mask: np.ndarray) -
 
 def observation_layout(env) -> dict:
     """What fixes the meaning of the builder observation's columns and of the action ids, for ``env``."""
-    return {"env": env.metadata["name"], "protocol": env.config.protocol.name, "n": env.n, "height": env.height,
-            "seats": list(env.seats), "num_intents": env.num_intents, "builder_dim": env.builder_dim,
+    return {"env": env.metadata["name"], "protocol": env.config.protocol.name, "n": env.n,
+            "height": env.height, "seats": list(env.seats), "num_intents": env.num_intents, "builder_dim": env.builder_dim,
             "num_actions": env.num_actions, "noop": env.noop, "max_turns": env.config.max_turns}
 
 

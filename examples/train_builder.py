@@ -81,7 +81,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
     parser.add_argument("--save", default=None, metavar="PATH",
-                        help="write the trained builder to this file (train_team.py --torch-builder reads it)")
+                        help="write the trained builder to this file (read by train_team.py --torch-builder)")
     args = parser.parse_args(argv)
     for name in ("updates", "minutes"):
         value = getattr(args, name)

@@ -140,7 +140,8 @@ def torch_builders(paths: Sequence[str]) -> dict:
 
     from craft_env.jax.team.pipeline import TORCH_BUILDER, row_name
 
-    spec = importlib.util.spec_from_file_location("craft_train_builder", Path(__file__).with_name("train_builder.py"))
+    script = Path(__file__).with_name("train_builder.py")
+    spec = importlib.util.spec_from_file_location("craft_train_builder", script)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     trainer = example.load_trainer()

@@ -101,7 +101,8 @@ def test_the_row_equals_train_builders_own_evaluation_on_the_same_games(tmp_path
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     rows = results["rows"]
     for seed in (0, 1):
-        assert {key: rows[f"train_builder.py builder seed {seed}"][key] for key in SUMMARY} == trained[seed][1]
+        row = rows[f"train_builder.py builder seed {seed}"]
+        assert {key: row[key] for key in SUMMARY} == trained[seed][1]
     model, _ = trainer.load_builder(trained[1][0])
     at_team_seed = trainer.evaluate("trained", model, 1, base_seed=EVAL_SEED)
     assert {key: rows["train_builder.py builder seed 1"][key] for key in SUMMARY} == at_team_seed
@@ -115,8 +116,8 @@ def test_the_row_is_the_reference_when_it_is_the_best_team_that_does_not_learn_t
 
     listener = play("scripted + listener", "scripted", "listener", seeds=1)
     model, saved = trainer.load_builder(trained[0][0])
-    row = play("train_builder.py builder seed 0", "scripted", trainer.greedy_policy(model, saved["layout"]["noop"]),
-               seeds=1)
+    policy = trainer.greedy_policy(model, saved["layout"]["noop"])
+    row = play("train_builder.py builder seed 0", "scripted", policy, seeds=1)
     better = type(row)(row.name, row.progress + 1.0, row.completion, row.turns, row.structures)
     assert _reference([listener], {TORCH_BUILDER: [row]}).name == "scripted + listener"
     assert _reference([listener], {TORCH_BUILDER: [better]}).name == row.name
