@@ -12,7 +12,14 @@ import pytest
 
 import craft_env
 from craft_env.train import workers as workers_module
-from craft_env.train.workers import WorkerError, _pack, _unpack, worker_cores
+from craft_env.train.workers import (
+    WorkerError,
+    _pack,
+    _unpack,
+    current_core,
+    sending_order,
+    worker_cores,
+)
 from speed_reference import builder_reply, digest
 
 
@@ -81,12 +88,60 @@ def test_without_turn_records_the_games_give_the_same_steps_less_the_records():
         craft_env.text_env(num_envs=2, turn_records="no")
 
 
-@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux's batch scheduling")
-def test_workers_run_batch_scheduled_and_leave_the_callers_scheduling_alone():
+@pytest.mark.skipif(not hasattr(os, "sched_getscheduler"), reason="no scheduling policies to read")
+def test_workers_keep_the_callers_scheduling_policy():
+    """Not batch scheduling: a woken batch worker waits out other programs' time slices on every call
+    (the module docstring); a worker runs as the caller does, and the caller is left as it was."""
     policy = os.sched_getscheduler(0)
     with craft_env.text_env(num_envs=2, workers=2, max_turns=1) as env:
-        assert [os.sched_getscheduler(w.process.pid) for w in env._workers] == [os.SCHED_BATCH] * 2
+        assert [os.sched_getscheduler(w.process.pid) for w in env._workers] == [policy] * 2
     assert os.sched_getscheduler(0) == policy
+
+
+@pytest.mark.parametrize(
+    ("cores", "here", "order"),
+    [
+        ([0, 1], 0, [1, 0]),  # the worker on the caller's core is woken last
+        ([0, 1], 1, [0, 1]),
+        ([0, 1, 0, 1], 0, [1, 3, 0, 2]),  # the others keep their numbering
+        ([3, 5], 4, [0, 1]),  # the caller on a core without a worker
+        ([0, 1], None, [0, 1]),  # the system cannot say where the caller runs
+        ([None, None], 0, [0, 1]),  # not pinned
+    ],
+)
+def test_parts_go_to_the_callers_own_core_last(cores, here, order):
+    assert sending_order(cores, here) == order
+
+
+def test_the_caller_can_say_which_of_its_cores_it_runs_on():
+    core = current_core()
+    if core is None:
+        pytest.skip("the system cannot say which core a process runs on")
+    assert core in os.sched_getaffinity(0)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="the system cannot pin a process to a core")
+def test_a_call_sends_in_sending_order_and_gathers_in_game_order(monkeypatch):
+    cores = sorted(os.sched_getaffinity(0))[:2]
+    if len(cores) < 2:
+        pytest.skip("one core: two workers cannot be spread")
+    options = {"num_envs": 4, "max_turns": 2}
+    with craft_env.text_env(**options) as env:
+        expected = play(env, 3)
+    monkeypatch.setattr(workers_module, "usable_cores", lambda: cores)
+    monkeypatch.setattr(workers_module, "current_core", lambda: cores[0])  # as if on the first worker's core
+    sent = []
+    send = workers_module._Worker.send
+
+    def recording(worker, message):
+        sent.append((worker.number, message[0]))
+        send(worker, message)
+
+    monkeypatch.setattr(workers_module._Worker, "send", recording)
+    with craft_env.text_env(workers=2, **options) as env:
+        assert play(env, 3) == expected
+    calls = [number for number, command in sent if command in ("reset", "step")]
+    assert calls and calls == [1, 0] * (len(calls) // 2)
 
 
 @pytest.mark.parametrize(

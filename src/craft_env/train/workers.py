@@ -31,13 +31,18 @@ little of its own time as can be, since the workers wait while it works
 its worker sends it (while slower workers still play), and the caller's
 garbage collector is paused while the answers' objects are built (they
 hold no cycles; collecting while they are made would scan them again and
-again). A worker, once its games are set up, runs under Linux's batch
-scheduling (``SCHED_BATCH``: the same share of the CPU, but waking up does
-not preempt the running process, so the caller sends every worker its part
-without being switched out after the first, which held the second back by
-1 to 5 ms on a busy 2-core machine) and freezes its start-up heap (modules,
-numba's, the dataset: never garbage) out of the garbage collector's walks
-(its collections cost 19 µs a step before, 6 after). Its games' live objects
+again). Where the workers are pinned (below), the caller sends its parts
+to the workers on other cores first and last to those on the core it runs
+on (``sending_order``, ``current_core``): a worker woken on the caller's
+own core may switch the caller out at once, which held the other workers'
+parts back by 1 to 5 ms on a busy 2-core machine. (Linux's batch
+scheduling, ``SCHED_BATCH``, which a worker used for the same end before,
+keeps a woken worker from preempting anything, so beside other programs'
+work, even at nice 19, each worker waited out their time slices on every
+call: docs/train.md, "Measured".) A worker, once its games are set up,
+freezes its start-up heap (modules, numba's, the dataset: never garbage)
+out of the garbage collector's walks (its collections cost 19 µs a step
+before, 6 after). Its games' live objects
 (about 2,000 each) would still be walked by every full collection (13 ms
 for 32 games, about one in 100 calls, finding nothing: a game's objects
 are freed as it ends), each landing in one worker's call and so on the
@@ -66,12 +71,14 @@ its worker's CPU seconds so far (``cpu_seconds``), which
 
 from __future__ import annotations
 
+import functools
 import gc
 import multiprocessing
 import os
 import pickle
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -118,19 +125,42 @@ def worker_cores(workers: int, cores: list[int]) -> list[int | None]:
     return [cores[number % len(cores)] for number in range(workers)]
 
 
+@functools.cache
+def _core_reader() -> Callable[[], int] | None:
+    """The C library's ``sched_getcpu`` (Linux's glibc and musl), or None where there is none."""
+    try:
+        import ctypes
+
+        reader = ctypes.CDLL(None).sched_getcpu
+    except (AttributeError, OSError, TypeError):  # no such function, or no C library to load this way
+        return None
+    reader.restype, reader.argtypes = ctypes.c_int, []
+    return reader
+
+
+def current_core() -> int | None:
+    """The core this process runs on at this moment, or None where the system cannot say."""
+    reader = _core_reader()
+    core = -1 if reader is None else reader()
+    return core if core >= 0 else None
+
+
+def sending_order(cores: list[int | None], here: int | None) -> list[int]:
+    """The order in which to send the workers pinned to ``cores`` their parts when the caller runs on
+    ``here``: those on other cores first, those on ``here`` last, else as numbered (module docstring)."""
+    numbers = range(len(cores))
+    if here is None:
+        return list(numbers)
+    return sorted(numbers, key=lambda number: cores[number] == here)
+
+
 def _settle_in(core: int | None) -> None:
     """Make a started worker cheaper to run beside its caller (module docstring): pinned to ``core``
-    (None: not pinned), batch scheduling where the system has it, and the start-up heap frozen out
-    of the garbage collector's walks."""
+    (None: not pinned), and the start-up heap frozen out of the garbage collector's walks."""
     if core is not None:
         try:
             os.sched_setaffinity(0, {core})
         except OSError:  # the core was taken from this process meanwhile: left to the scheduler
-            pass
-    if hasattr(os, "SCHED_BATCH"):
-        try:
-            os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-        except OSError:  # a sandbox that forbids it: the worker runs as it was started
             pass
     gc.collect()
     gc.freeze()
@@ -294,6 +324,7 @@ class ProcessTextEnv:
         context = multiprocessing.get_context("spawn")
         share, extra = divmod(self.num_envs, self.workers)
         cores = worker_cores(self.workers, usable_cores())
+        self._pinned = any(core is not None for core in cores)
         self._workers: list[_Worker] = []
         first = 0
         try:
@@ -342,8 +373,9 @@ class ProcessTextEnv:
     def _call(self, command: str, parts: list[tuple]) -> list[Any]:
         """Send each worker its part, then gather the answers in worker order (and which games ended)."""
         try:
-            for worker, arguments in zip(self._workers, parts):
-                worker.send((command, arguments))
+            here = current_core() if self._pinned else None
+            for number in sending_order(self.cores, here):
+                self._workers[number].send((command, parts[number]))
             answers = _gather(self._workers)
         except (WorkerError, ValueError):  # a worker died, or refused what was checked here: states differ
             self._failed = True
