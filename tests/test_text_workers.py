@@ -120,15 +120,23 @@ def test_the_caller_can_say_which_of_its_cores_it_runs_on():
     assert core in os.sched_getaffinity(0)
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="the system cannot pin a process to a core")
-def test_a_call_sends_in_sending_order_and_gathers_in_game_order(monkeypatch):
+@pytest.fixture
+def two_cores(monkeypatch) -> list[int]:
+    """Two of this process's cores, ``usable_cores`` giving only them (so two workers are pinned)."""
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("the system cannot pin a process to a core")
     cores = sorted(os.sched_getaffinity(0))[:2]
     if len(cores) < 2:
         pytest.skip("one core: two workers cannot be spread")
+    monkeypatch.setattr(workers_module, "usable_cores", lambda: cores)
+    return cores
+
+
+def test_a_call_sends_in_sending_order_and_gathers_in_game_order(monkeypatch, two_cores):
+    cores = two_cores
     options = {"num_envs": 4, "max_turns": 2}
     with craft_env.text_env(**options) as env:
         expected = play(env, 3)
-    monkeypatch.setattr(workers_module, "usable_cores", lambda: cores)
     monkeypatch.setattr(workers_module, "current_core", lambda: cores[0])  # as if on the first worker's core
     sent = []
     send = workers_module._Worker.send
@@ -160,16 +168,12 @@ def test_workers_are_pinned_only_when_every_core_takes_the_same_number(workers, 
     assert worker_cores(workers, cores) == pinned
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="the system cannot pin a process to a core")
-def test_pinned_workers_run_on_their_cores_and_play_what_one_process_plays(monkeypatch):
-    cores = sorted(os.sched_getaffinity(0))[:2]
-    if len(cores) < 2:
-        pytest.skip("one core: two workers cannot be spread")
+def test_pinned_workers_run_on_their_cores_and_play_what_one_process_plays(two_cores):
+    cores = two_cores
     options = {"num_envs": 3, "max_turns": 2}
     with craft_env.text_env(**options) as env:
         expected = play(env, 7)
     affinity = os.sched_getaffinity(0)
-    monkeypatch.setattr(workers_module, "usable_cores", lambda: cores)  # as if this process had these two
     with craft_env.text_env(workers=2, **options) as env:
         assert env.cores == cores
         assert [os.sched_getaffinity(w.process.pid) for w in env._workers] == [{core} for core in cores]
