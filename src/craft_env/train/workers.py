@@ -71,6 +71,7 @@ its worker's CPU seconds so far (``cpu_seconds``), which
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import gc
 import multiprocessing
@@ -129,8 +130,6 @@ def worker_cores(workers: int, cores: list[int]) -> list[int | None]:
 def _core_reader() -> Callable[[], int] | None:
     """The C library's ``sched_getcpu`` (Linux's glibc and musl), or None where there is none."""
     try:
-        import ctypes
-
         reader = ctypes.CDLL(None).sched_getcpu
     except (AttributeError, OSError, TypeError):  # no such function, or no C library to load this way
         return None
