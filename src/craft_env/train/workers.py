@@ -147,10 +147,7 @@ def current_core() -> int | None:
 def sending_order(cores: list[int | None], here: int | None) -> list[int]:
     """The order in which to send the workers pinned to ``cores`` their parts when the caller runs on
     ``here``: those on other cores first, those on ``here`` last, else as numbered (module docstring)."""
-    numbers = range(len(cores))
-    if here is None:
-        return list(numbers)
-    return sorted(numbers, key=lambda number: cores[number] == here)
+    return sorted(range(len(cores)), key=lambda number: here is not None and cores[number] == here)
 
 
 def _settle_in(core: int | None) -> None:
@@ -323,7 +320,6 @@ class ProcessTextEnv:
         context = multiprocessing.get_context("spawn")
         share, extra = divmod(self.num_envs, self.workers)
         cores = worker_cores(self.workers, usable_cores())
-        self._pinned = any(core is not None for core in cores)
         self._workers: list[_Worker] = []
         first = 0
         try:
@@ -370,10 +366,10 @@ class ProcessTextEnv:
             raise ValueError(f"{call}: a worker of this environment failed; close it and make a new one")
 
     def _call(self, command: str, parts: list[tuple]) -> list[Any]:
-        """Send each worker its part, then gather the answers in worker order (and which games ended)."""
+        """Send each worker its part (in ``sending_order``), then gather the answers in worker order (and
+        which games ended)."""
         try:
-            here = current_core() if self._pinned else None
-            for number in sending_order(self.cores, here):
+            for number in sending_order(self.cores, current_core()):
                 self._workers[number].send((command, parts[number]))
             answers = _gather(self._workers)
         except (WorkerError, ValueError):  # a worker died, or refused what was checked here: states differ
