@@ -41,7 +41,11 @@ Times are CPU seconds of this process (``time.process_time``; the work is
 one thread, so on an idle machine they equal wall-clock seconds, and on a
 shared one they are not inflated by waiting for a core), except the
 workers' rows, which give both (the work is in other processes); each
-is the median of ``--repeat`` runs. The wall-clock total is printed at the
+is the median of ``--repeat`` runs. The workers' rows are timed in rounds,
+each row once per round, and a ratio to K=1 is the median of the rounds'
+ratios (each against the K=1 timing of its own round) with their range:
+on a shared machine the load drifts over the minute the rows take, and a
+ratio of two medians timed minutes apart would carry that drift. The wall-clock total is printed at the
 end. Pointing ``PYTHONPATH`` at another checkout's ``src`` measures that
 version with the same script (rows it cannot play are skipped).
 """
@@ -156,6 +160,19 @@ def worker_steps(games: int, num_envs: int, workers: int, records: bool = True) 
     return {**figures, "critical": critical, "pinned": pinned}
 
 
+def median_of(values) -> float | None:
+    """The median of ``values``, None where any is None (a row without a CPU-bound figure)."""
+    values = list(values)
+    return None if any(v is None for v in values) else statistics.median(values)
+
+
+def ratio_text(ratios: list[float]) -> str:
+    """Paired ratios (one per round) as their median, with their range where there are several."""
+    if len(ratios) == 1:
+        return f"{ratios[0]:.2f}"
+    return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}..{max(ratios):.2f})"
+
+
 def startup_seconds(root: Path, repeat: int) -> tuple[float, int]:
     """``(median CPU seconds, turns)`` of a fresh one-game ``craft-env run`` (``--no-plots``).
 
@@ -258,37 +275,41 @@ def main() -> None:
             print(f"| {name} | {args.episodes} | {steps:,} | {seconds:.2f} | {rate:,.0f} | {ratio:.2f} |")
         print(
             f"\n| text env, num_envs={args.worker_envs}, {args.worker_games} games | steps | wall s | "
-            "steps/s | x 1 worker | parent CPU µs/step | workers' CPU µs/step | CPU-bound steps/s | "
-            "x 1 worker |"
+            "steps/s | x 1 worker (per round: median, range) | parent CPU µs/step | workers' CPU µs/step | "
+            "CPU-bound steps/s | x 1 worker (per round) |"
         )
         print("|---|---|---|---|---|---|---|---|---|")
-        rows = {}
         counts = [int(k) for k in args.workers.split(",")]
-        for workers, records in [(k, True) for k in counts] + [(k, False) for k in counts]:
-            try:
-                timings = [
-                    worker_steps(args.worker_games, args.worker_envs, workers, records)
-                    for _ in range(args.repeat)
-                ]
-            except (TypeError, ValueError) as error:  # a version without workers or turn_records
-                print(f"| (skipped: {error}) | {workers} | | | | | | | |")
-                continue
-            figures = {key: statistics.median(t[key] for t in timings) for key in timings[0]}
-            figures["rate"] = figures["steps"] / figures["wall"]
-            measured = workers == 0 or figures["critical"] > 0  # a version without cpu_seconds: not
-            figures["bound"] = (
-                figures["steps"] / (figures["parent"] + figures["critical"]) if measured else None
-            )
-            rows[workers, records] = figures
-        for (workers, records), row in rows.items():
-            one = rows.get((1, records), {})
+        keys = [(k, True) for k in counts] + [(k, False) for k in counts]
+        timings: dict[tuple[int, bool], list[dict[str, float]]] = {}
+        for _ in range(args.repeat):  # rounds: every row once per round, so drift hits all rows alike
+            for workers, records in list(keys):
+                try:
+                    timing = worker_steps(args.worker_games, args.worker_envs, workers, records)
+                except (TypeError, ValueError) as error:  # a version without workers or turn_records
+                    print(f"| (skipped: {error}) | {workers} | | | | | | | |")
+                    keys.remove((workers, records))
+                    continue
+                wall, critical, parent = timing["wall"], timing["critical"], timing["parent"]
+                timing["rate"] = timing["steps"] / wall
+                measured = workers == 0 or critical > 0  # a version without cpu_seconds: not
+                timing["bound"] = timing["steps"] / (parent + critical) if measured else None
+                timings.setdefault((workers, records), []).append(timing)
+        rows = {key: {name: median_of(t[name] for t in timings[key]) for name in timings[key][0]}
+                for key in keys}
+        for workers, records in keys:
+            row, ones = rows[workers, records], timings.get((1, records))
             steps, bound = row["steps"], row["bound"]
             name = "in this process" if workers == 0 else f"{workers} worker process(es)"
             name += ", pinned" if row["pinned"] else ""
             name += "" if records else ", turn_records=False"
-            ratio = f"{row['rate'] / one['rate']:.2f}" if one else ""
+            ratio = bound_ratio = ""
+            if ones:
+                pairs = list(zip(timings[workers, records], ones))
+                ratio = ratio_text([mine["rate"] / one["rate"] for mine, one in pairs])
+                if bound is not None and ones[0]["bound"] is not None:
+                    bound_ratio = ratio_text([mine["bound"] / one["bound"] for mine, one in pairs])
             bound_text = "" if bound is None else f"{bound:,.0f}"
-            bound_ratio = f"{bound / one['bound']:.2f}" if bound and one.get("bound") else ""
             print(
                 f"| {name} | {steps:,.0f} | {row['wall']:.2f} | {row['rate']:,.0f} | {ratio} | "
                 f"{row['parent'] / steps * 1e6:.0f} | {row['workers'] / steps * 1e6:.0f} | {bound_text} | "
