@@ -209,7 +209,7 @@ def training_builder_mask(shapes: Shapes, cfg: TeamConfig, mask: jnp.ndarray) ->
     """The builder's mask while training: without the pass when ``mask_pass`` and another move is legal."""
     if not cfg.mask_pass:
         return mask
-    without = mask.at[..., shapes.noop].set(0)
+    without = mask.at[..., shapes.noop].set(jnp.zeros((), mask.dtype))  # bool or int8: no cast (JAX warns)
     return jnp.where(without.sum(-1, keepdims=True) > 0, without, mask)
 
 
