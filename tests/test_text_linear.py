@@ -8,8 +8,13 @@ the ratio must stay far below the quadratic one.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import pytest
-from parse_timing import LINEAR_LIMIT, growth
+from parse_timing import LINEAR_LIMIT, PARSE_MEMOS, growth
+
+import craft_env.text
 
 from craft_env.text.replies import builder_action, parse_director_reply
 from craft_env.core.intents import intent_table
@@ -38,6 +43,16 @@ INPUTS = {
     "lone l": lambda k: "l" + " " * k,
     "tabs and newlines": lambda k: "MOVE:" + " \t\n" * (k // 3) + "x",
 }
+
+
+def test_the_timing_forgets_every_parse_the_text_layer_remembers():
+    """A memo missing from ``PARSE_MEMOS`` would let a timing look its text up instead of reading it."""
+    memos = set()
+    for module in pkgutil.iter_modules(craft_env.text.__path__, "craft_env.text."):
+        for name, value in vars(importlib.import_module(module.name)).items():
+            if name.startswith("_memo") and hasattr(value, "cache_clear"):
+                memos.add(value)
+    assert memos == set(PARSE_MEMOS)
 
 
 @pytest.mark.parametrize("shape", list(INPUTS))
