@@ -13,8 +13,8 @@ writes into ``--out``:
 * ``team.entry.json``: the best learned team as a leaderboard entry (``craft-env leaderboard``).
 
 Presets (``--preset``): ``ci`` (about a minute on CPU), ``cpu`` (under ten
-minutes on 2 cores), ``gpu`` (the docs' table: four configs x 3 seeds,
-about five minutes on one H200), ``gpu-ablations`` (IPPO, no memory, one
+minutes on 2 cores), ``gpu`` (the docs' table: five configs x 3 seeds,
+about six minutes on one H200), ``gpu-ablations`` (IPPO, no memory, one
 director network per seat; 3 seeds each). Run from the repository root::
 
     python examples/train_team.py --preset cpu --out runs/team
@@ -49,7 +49,7 @@ PRESETS = {
                        "seeds": (0, 1), "memory": 1}),
     "cpu": (("team", "directors+listener", "scripted+builder"),
             {"num_envs": 128, "rollout": 20, "updates": 80, "hidden": 128, "minibatches": 4, "seeds": (0,)}),
-    "gpu": (("team", "team-no-prior", "directors+listener", "scripted+builder"), _GPU),
+    "gpu": (("team", "team-no-prior", "team-imitate", "directors+listener", "scripted+builder"), _GPU),
     "gpu-ablations": (("team-ippo", "team-no-memory", "team-separate"), _GPU),
 }
 
@@ -60,6 +60,9 @@ CONFIGS = {
     "team-no-memory": {"memory": 0},
     "team-no-prior": {"prior": 0.0, "speaker_prior": 0.0},
     "team-separate": {"share_directors": False},
+    "team-imitate": {"imitate": 0.5, "script_pull": 1.0},
+    "team-imitate-no-pull": {"imitate": 0.5},
+    "team-imitate-only": {"imitate": 0.99},
     "directors+listener": {"builder": "listener"},
     "scripted+builder": {"directors": "scripted"},
 }
@@ -74,6 +77,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seeds", default=None, help="comma-separated training seeds, e.g. 0,1,2")
     parser.add_argument("--updates", type=int, default=None, help="PPO updates per seed")
     parser.add_argument("--num-envs", type=int, default=None, help="envs per seed")
+    parser.add_argument("--hidden", type=int, default=None, help="hidden units of every network")
     parser.add_argument("--chunk", type=int, default=10, help="updates per compiled call (one curve point)")
     parser.add_argument("--eval-seeds", type=int, default=10, help="games per bundled structure")
     parser.add_argument("--load", default=None, help="evaluate the teams saved in this run directory instead")
@@ -86,8 +90,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def _check(args: argparse.Namespace) -> None:
-    for name, value in (("updates", args.updates), ("num-envs", args.num_envs), ("chunk", args.chunk),
-                        ("eval-seeds", args.eval_seeds)):
+    for name, value in (("updates", args.updates), ("num-envs", args.num_envs), ("hidden", args.hidden),
+                        ("chunk", args.chunk), ("eval-seeds", args.eval_seeds)):
         if value is not None and value < 1:
             raise SystemExit(_usage(f"--{name}: must be a positive int, got {value}"))
     if args.configs is not None:
@@ -121,6 +125,8 @@ def configs_of(args: argparse.Namespace):
         shared["updates"] = args.updates
     if args.num_envs is not None:
         shared["num_envs"] = args.num_envs
+    if args.hidden is not None:
+        shared["hidden"] = args.hidden
     if args.configs is not None:
         names = tuple(args.configs.split(","))
     return {name: TeamConfig(**{**shared, **CONFIGS[name]}) for name in names}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -114,6 +115,20 @@ def test_listener_plays_the_first_legal_request_else_any_legal_move():
     assert np.asarray(none).tolist()[0] < -1e8 and len(set(np.asarray(none)[1:].tolist())) == 1
 
 
+@pytest.mark.parametrize("dtype", [jnp.bool_, jnp.int8])
+def test_training_mask_drops_the_pass_unless_it_is_the_only_move_in_the_masks_own_dtype(dtype):
+    """Bool masks (the JAX game's) and int8 ones alike, with no cast JAX warns of (a future error)."""
+    shapes = pol.Shapes(3, 4, 5, 4, 0, 0, 0, 0)
+    masks = jnp.array([[0, 1, 0, 0, 1], [0, 0, 0, 0, 1]], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = pol.training_builder_mask(shapes, TeamConfig(), masks)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(np.asarray(got, np.int8), [[0, 1, 0, 0, 0], [0, 0, 0, 0, 1]])
+    unmasked = pol.training_builder_mask(shapes, TeamConfig(mask_pass=False), masks)
+    np.testing.assert_array_equal(unmasked, masks)
+
+
 def test_config_refuses_bad_values_naming_the_field():
     with pytest.raises(ValueError, match="critic"):
         TeamConfig(critic="both")
@@ -121,6 +136,102 @@ def test_config_refuses_bad_values_naming_the_field():
         TeamConfig(num_envs=10, minibatches=4)
     with pytest.raises(ValueError, match="directors, builder"):
         TeamConfig(directors="scripted", builder="listener")
+
+
+def test_config_refuses_imitation_settings_out_of_range_or_without_learning_directors():
+    with pytest.raises(ValueError, match="imitate: must be a share of the updates in \\[0, 1\\), got 1.0"):
+        TeamConfig(imitate=1.0)
+    with pytest.raises(ValueError, match="imitate: the directors imitate only when they learn"):
+        TeamConfig(imitate=0.5, directors="scripted")
+    with pytest.raises(ValueError, match="script_pull: must be a number >= 0, got -1"):
+        TeamConfig(script_pull=-1)
+    with pytest.raises(ValueError, match="script_pull: the directors imitate only when they learn"):
+        TeamConfig(script_pull=1.0, directors="scripted")
+    assert TeamConfig(imitate=0.25, updates=10).imitation_updates == 2  # round(2.5): to even
+
+
+def test_imitating_directors_say_the_scripted_intents_then_their_own():
+    """While ``imitate`` lasts the scripted directors speak and the director network learns their
+    intents (cross-entropy), so its greedy intents end up theirs; afterwards the network speaks."""
+    from craft_env.jax.team.ppo import Team
+
+    game = mock_game(scripted=True)
+    cfg = TeamConfig(num_envs=32, rollout=4, updates=40, hidden=32, memory=0, minibatches=2, imitate=0.75,
+                     seeds=(0,))
+    team = Team(game, cfg)
+    scripted = jax.vmap(game.scripted)
+    runner = jax.jit(team.init)(jax.random.PRNGKey(0))
+    rollout = jax.jit(team.rollout)
+
+    def spoken_and_scripted(runner):
+        """One rollout's intents, what the scripted directors would have said in those states, and the
+        labels the rollout kept."""
+        _, batch, _ = rollout(runner)
+        said = np.asarray(batch.d_act)
+        sees = np.asarray(batch.d_obs[..., :6]).sum(-1) > 0
+        target = np.asarray(batch.d_obs[..., 0, :6]).argmax(-1)  # D1 always sees it
+        return said, np.where(sees, target[..., None] + 1, 0), np.asarray(batch.d_script)
+
+    said, want, labels = spoken_and_scripted(runner)
+    np.testing.assert_array_equal(said, want)  # imitating: the scripted intents, whatever the network says
+    np.testing.assert_array_equal(labels, want)
+
+    states = jax.vmap(game.reset)(jax.random.split(jax.random.PRNGKey(7), 256))
+    d_obs, d_mask, _ = jax.vmap(game.directors)(states)
+    x = pol.director_inputs(team.shapes, d_obs, jnp.zeros((256, 0, team.shapes.memory_width)))
+
+    def agreement(params):
+        logits = pol.director_logits(params, cfg, x, d_mask)
+        return float((np.asarray(logits.argmax(-1)) == np.asarray(scripted(states))).mean())
+
+    before = agreement(runner.params)
+    runner, metrics = jax.jit(team.train_chunk, static_argnums=1)(runner, cfg.imitation_updates)
+    assert int(runner.update) == cfg.imitation_updates and not bool(team.imitating(runner))
+    loss = np.asarray(metrics["imitation_loss"])
+    assert loss[-1] < 0.25 * loss[0], loss
+    assert before < 0.6 and agreement(runner.params) > 0.95, (before, agreement(runner.params))
+    said, want, _ = spoken_and_scripted(runner)  # the network speaks now: what it learned
+    assert (said == want).mean() > 0.8
+    silenced = jax.tree_util.tree_map(jnp.zeros_like, runner.params["director"])
+    said, want, _ = spoken_and_scripted(runner._replace(params={**runner.params, "director": silenced}))
+    assert (said == want).mean() < 0.5  # a network that says anything (uniform logits): not the script
+
+
+def test_script_pull_adds_its_weight_times_the_cross_entropy_on_the_scripted_intents():
+    """After imitation, the directors' loss is PPO's plus ``script_pull`` x the cross-entropy of their
+    logits on what the scripted directors would say; while imitating it is that cross-entropy alone."""
+    from craft_env.jax.team.ppo import Team
+
+    game = mock_game(scripted=True)
+    cfg = TeamConfig(num_envs=16, rollout=4, updates=4, hidden=16, memory=1, minibatches=1, imitate=0.5,
+                     seeds=(0,))
+    team, pulled = Team(game, cfg), Team(game, cfg.replace(script_pull=2.0))
+    runner = team.init(jax.random.PRNGKey(3))
+    runner = runner._replace(update=jnp.asarray(cfg.imitation_updates))  # past the imitation
+    runner, batch, last = team.rollout(runner)
+    assert np.asarray(batch.d_script).any() and (np.asarray(batch.d_script) != np.asarray(batch.d_act)).any()
+    parts = (runner.params, batch, *team.advantages(batch, last))
+    plain, metrics = team.loss(*parts, imitating=False)
+    pull, _ = pulled.loss(*parts, imitating=False)
+    np.testing.assert_allclose(float(pull) - float(plain), 2.0 * float(metrics["imitation_loss"]), rtol=1e-4)
+    listening = Team(game, cfg.replace(builder="listener"))  # the directors' terms alone
+    imitated, metrics = listening.loss(*parts, imitating=True)
+    want = (metrics["imitation_loss"] + cfg.value_coef * metrics["director_value_loss"]
+            - cfg.entropy * metrics["director_entropy"])
+    np.testing.assert_allclose(float(imitated), float(want), rtol=1e-5)
+
+
+def test_training_curves_hold_the_imitation_loss_only_where_directors_imitate():
+    from craft_env.jax.team.train import train
+
+    cfg = TeamConfig(num_envs=8, rollout=2, updates=4, hidden=8, memory=0, minibatches=1, imitate=0.5,
+                     seeds=(0, 1))
+    lines = []
+    run = train(mock_game(scripted=True), cfg, chunk=2, report=lines.append)
+    assert run.curves["imitation_loss"].shape == run.curves["progress"].shape == (4, 2)
+    assert (run.curves["imitation_loss"] > 0).all() and " imitation " in lines[-1]
+    plain = train(mock_game(), cfg.replace(imitate=0.0), chunk=4)
+    assert "imitation_loss" not in plain.curves and plain.curves["progress"].shape == (4, 2)
 
 
 def test_save_refuses_a_file_of_another_config_naming_the_parameter(tmp_path):
@@ -145,6 +256,21 @@ def load_cli():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_every_config_is_a_valid_team_config_in_every_preset():
+    """Each name of ``--configs`` builds (a bad setting would only fail minutes into a GPU run); the
+    imitation configs imitate for their share of the preset's updates."""
+    cli = load_cli()
+    for preset in cli.PRESETS:
+        for name in cli.CONFIGS:
+            cfg = cli.configs_of(cli.parse_args(["--preset", preset, "--configs", name, "--out", "x"]))[name]
+            assert isinstance(cfg, TeamConfig), (preset, name)
+    names = "team-imitate,team-imitate-only"
+    imitating = cli.configs_of(cli.parse_args(["--preset", "cpu", "--configs", names, "--updates", "100",
+                                               "--out", "x"]))
+    assert imitating["team-imitate"].imitation_updates == 50 and imitating["team-imitate"].script_pull == 1.0
+    assert imitating["team-imitate-only"].imitation_updates == 99
 
 
 def test_cli_refuses_bad_arguments_in_one_line_and_writes_nothing(tmp_path, capsys):

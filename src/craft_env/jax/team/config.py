@@ -38,6 +38,15 @@ class TeamConfig:
     #: block along the wall), and ``speaker_prior / 2`` on the no-op; the mask keeps only what can be
     #: built now. 0: from nothing.
     speaker_prior: float = 8.0
+    #: Warm start by imitation: for the first ``imitate`` share of the updates the scripted directors speak
+    #: (the builder learns to hear them, as in ``scripted+builder``) while the director network learns to
+    #: say what they say (cross-entropy on their intents instead of the PPO term); after that the learned
+    #: directors speak and every seat trains by PPO. 0: no imitation. Needs learned directors.
+    imitate: float = 0.0
+    #: And a pull toward the script after that: the directors' loss adds ``script_pull`` times the
+    #: cross-entropy of their network on what the scripted directors would say in the same states (a
+    #: convention may still replace a scripted intent where that pays more). 0: none.
+    script_pull: float = 0.0
     #: The builder may not pass while training (a safe local optimum otherwise); it may at evaluation.
     mask_pass: bool = True
     num_envs: int = 256
@@ -73,8 +82,21 @@ class TeamConfig:
             raise ValueError(f"minibatches: must divide num_envs {self.num_envs}, got {self.minibatches}")
         if not isinstance(self.memory, int) or self.memory < 0:
             raise ValueError(f"memory: must be an int >= 0, got {self.memory!r}")
+        if not _number(self.imitate) or not 0 <= self.imitate < 1:
+            raise ValueError(f"imitate: must be a share of the updates in [0, 1), got {self.imitate!r}")
+        if not _number(self.script_pull) or self.script_pull < 0:
+            raise ValueError(f"script_pull: must be a number >= 0, got {self.script_pull!r}")
+        for name in ("imitate", "script_pull"):
+            if getattr(self, name) and self.directors != "learned":
+                raise ValueError(
+                    f"{name}: the directors imitate only when they learn, got directors={self.directors!r}")
         if not self.seeds:
             raise ValueError("seeds: give at least one seed")
+
+    @property
+    def imitation_updates(self) -> int:
+        """How many of the first updates the directors imitate the scripted ones (``imitate``)."""
+        return round(self.imitate * self.updates)
 
     @property
     def turns_per_update(self) -> int:
@@ -98,3 +120,8 @@ class TeamConfig:
         if "seeds" in values:
             values["seeds"] = tuple(values["seeds"])
         return cls(**values)
+
+
+def _number(value) -> bool:
+    """An int or a float (a bool is neither here)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

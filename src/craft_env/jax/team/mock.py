@@ -4,6 +4,8 @@ Each episode hides one target move out of ``moves``; each director sees it
 only when its seat's bit of the target is set (so the team must pool what
 it sees), says an intent (intent ``i > 0`` names move ``i - 1``), and the
 builder scores 1 when it plays the target. Episodes last ``turns`` turns.
+With ``scripted=True`` the game has scripted directors: each one that sees
+the target names it, the others say nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from craft_env.jax.team.game import TurnGame
 SEATS = ("D1", "D2", "D3")
 
 
-def mock_game(moves: int = 6, turns: int = 2) -> TurnGame:
+def mock_game(moves: int = 6, turns: int = 2, scripted: bool = False) -> TurnGame:
     seats = len(SEATS)
     intents = moves + 1
     actions = moves + 1  # the last one is the pass
@@ -27,8 +29,11 @@ def mock_game(moves: int = 6, turns: int = 2) -> TurnGame:
         return {"target": jax.random.randint(key, (), 0, moves), "turn": jnp.zeros((), jnp.int32),
                 "spoken": jnp.zeros((seats,), jnp.int32), "hits": jnp.zeros((), jnp.float32)}
 
+    def seeing(state):
+        return ((state["target"] >> jnp.arange(seats)) & 1) | (jnp.arange(seats) == 0)
+
     def directors(state):
-        sees = ((state["target"] >> jnp.arange(seats)) & 1) | (jnp.arange(seats) == 0)
+        sees = seeing(state)
         view = jax.nn.one_hot(state["target"], moves) * sees[:, None]
         obs = jnp.concatenate([view, jnp.eye(seats)], axis=1)
         return obs, jnp.ones((seats, intents), jnp.int8), world(state)
@@ -54,6 +59,10 @@ def mock_game(moves: int = 6, turns: int = 2) -> TurnGame:
         after = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), fresh, after)
         return after, reward, done, hits / turns, hits / turns
 
+    def say_what_is_seen(state):
+        return jnp.where(seeing(state) > 0, state["target"] + 1, 0)
+
     meaning = np.stack([np.concatenate([[-1], np.arange(moves)]) for _ in SEATS]).astype(np.int32)
     return TurnGame(SEATS, 3, 3, moves + seats, block + 1, moves + block + 1, intents, actions, moves, meaning, 0,
-                    reset, directors, step_directors, builder, step_builder, None)
+                    reset, directors, step_directors, builder, step_builder,
+                    say_what_is_seen if scripted else None)

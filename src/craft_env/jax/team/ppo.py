@@ -11,6 +11,11 @@ roles bootstrap from one quantity. With ``critic="central"`` that value is
 one critic on the world state (MAPPO), otherwise each role's own critic on
 its observation (IPPO).
 
+With ``imitate`` the scripted directors speak during the first updates and
+the director network's policy term is its cross-entropy on their intents;
+``script_pull`` keeps that cross-entropy, weighted, in the directors' loss
+afterwards (``TeamConfig``; docs/rl.md, "Imitation start").
+
 ``train_chunk`` runs ``chunk`` updates of one seed; ``Trainer`` ``vmap``s
 it over seeds and ``jit``s it once, so the host only sees a chunk's
 metrics (the learning curve) between calls.
@@ -46,6 +51,7 @@ class Batch(NamedTuple):
     d_obs: jnp.ndarray
     d_mask: jnp.ndarray
     d_act: jnp.ndarray
+    d_script: jnp.ndarray  # what the scripted directors would say (zeros unless the config imitates them)
     d_logp: jnp.ndarray
     d_val: jnp.ndarray
     b_obs: jnp.ndarray
@@ -92,18 +98,26 @@ class Team:
 
     # ------------------------------------------------------------------ acting
 
-    def _directors_act(self, params, key, d_obs, d_mask, world, memory, env_state):
+    def _scripted_intents(self, env_state) -> jnp.ndarray:
+        if self.v_scripted is None:
+            raise ValueError("directors: 'scripted' (or imitate > 0) needs a game with scripted directors")
+        return self.v_scripted(env_state).astype(jnp.int32)
+
+    def _directors_act(self, params, key, d_obs, d_mask, world, memory, env_state, imitating):
+        """``(intents, the scripted intents or zeros, log-probabilities, values)`` of the director phase."""
         cfg = self.cfg
         x = pol.director_inputs(self.shapes, d_obs, memory)
         value = pol.director_values(params, cfg, self.shapes, x, world, memory)
         if cfg.directors == "scripted":
-            if self.v_scripted is None:
-                raise ValueError("directors: 'scripted' needs a game with scripted directors")
-            intents = self.v_scripted(env_state).astype(jnp.int32)
-            return intents, jnp.zeros(intents.shape, jnp.float32), value
+            intents = self._scripted_intents(env_state)
+            return intents, intents, jnp.zeros(intents.shape, jnp.float32), value
         logits = pol.director_logits(params, cfg, x, d_mask)
         intents = jax.random.categorical(key, logits)
-        return intents, nets.log_prob_entropy(logits, intents)[0], value
+        script = jnp.zeros_like(intents)
+        if cfg.imitate or cfg.script_pull:
+            script = self._scripted_intents(env_state)
+            intents = jnp.where(imitating, script, intents)
+        return intents, script, nets.log_prob_entropy(logits, intents)[0], value
 
     def _builder_act(self, params, key, b_obs, b_mask, world, memory):
         cfg = self.cfg
@@ -117,12 +131,17 @@ class Team:
         action = jax.random.categorical(key, logits)
         return action, nets.log_prob_entropy(logits, action)[0], value, heard
 
-    def _turn(self, params, carry, _):
+    def imitating(self, runner: Runner) -> jnp.ndarray:
+        """Whether this update's directors imitate the scripted ones (``TeamConfig.imitate``)."""
+        return runner.update < self.cfg.imitation_updates
+
+    def _turn(self, params, imitating, carry, _):
         env_state, memory, key = carry
         key, k_d, k_dstep, k_b, k_bstep = jax.random.split(key, 5)
         num = self.cfg.num_envs
         d_obs, d_mask, world_d = self.v_directors(env_state)
-        intents, d_logp, d_val = self._directors_act(params, k_d, d_obs, d_mask, world_d, memory, env_state)
+        intents, script, d_logp, d_val = self._directors_act(
+            params, k_d, d_obs, d_mask, world_d, memory, env_state, imitating)
         env_state = self.v_step_directors(jax.random.split(k_dstep, num), env_state, intents)
         b_obs, b_mask, world_b = self.v_builder(env_state)
         b_mask = pol.training_builder_mask(self.shapes, self.cfg, b_mask)
@@ -130,16 +149,17 @@ class Team:
         env_state, reward, done, progress, completion = self.v_step_builder(
             jax.random.split(k_bstep, num), env_state, action)
         new_memory = pol.push_memory(memory, pol.spoken_block(self.shapes, b_obs), done)
-        step = Batch(d_obs, d_mask.astype(jnp.int8), intents, d_logp, d_val, b_obs, b_mask.astype(jnp.int8),
-                     heard, action, b_logp, b_val, world_d, world_b, memory, reward.astype(jnp.float32), done,
-                     progress, completion)
+        step = Batch(d_obs, d_mask.astype(jnp.int8), intents, script, d_logp, d_val, b_obs,
+                     b_mask.astype(jnp.int8), heard, action, b_logp, b_val, world_d, world_b, memory,
+                     reward.astype(jnp.float32), done, progress, completion)
         return (env_state, new_memory, key), step
 
     def rollout(self, runner: Runner) -> tuple[Runner, Batch, jnp.ndarray]:
         """``rollout`` turns of every env; returns the runner, the batch and the last director values."""
         carry = (runner.env_state, runner.memory, runner.key)
+        imitating = self.imitating(runner)
         (env_state, memory, key), batch = jax.lax.scan(
-            lambda c, x: self._turn(runner.params, c, x), carry, None, self.cfg.rollout)
+            lambda c, x: self._turn(runner.params, imitating, c, x), carry, None, self.cfg.rollout)
         d_obs, _, world = self.v_directors(env_state)
         x = pol.director_inputs(self.shapes, d_obs, memory)
         last = pol.director_values(runner.params, self.cfg, self.shapes, x, world, memory)
@@ -168,7 +188,10 @@ class Team:
         b_adv, b_ret = gae(batch.b_val, next_d.mean(-1), batch.reward, alive)
         return d_adv, d_ret, b_adv, b_ret
 
-    def loss(self, params, batch: Batch, d_adv, d_ret, b_adv, b_ret):
+    def loss(self, params, batch: Batch, d_adv, d_ret, b_adv, b_ret, imitating=False):
+        """The PPO loss of the learning seats; while ``imitating``, the directors' policy term is the
+        cross-entropy of their network on the scripted intents they said (``TeamConfig.imitate``), and
+        afterwards that cross-entropy weighted ``script_pull`` is added to it."""
         cfg = self.cfg
         metrics = {}
         total = 0.0
@@ -177,6 +200,10 @@ class Team:
             logits = pol.director_logits(params, cfg, x, batch.d_mask)
             values = pol.director_values(params, cfg, self.shapes, x, batch.world_d, batch.memory)
             policy, vloss, entropy = _ppo_terms(cfg, logits, batch.d_act, batch.d_logp, d_adv, values, d_ret)
+            if cfg.imitate or cfg.script_pull:
+                imitation = -nets.log_prob_entropy(logits, batch.d_script)[0].mean()
+                policy = jnp.where(imitating, imitation, policy + cfg.script_pull * imitation)
+                metrics.update(imitation_loss=imitation)
             total = total + policy + cfg.value_coef * vloss - cfg.entropy * entropy
             metrics.update(director_entropy=entropy, director_value_loss=vloss)
         if cfg.builder == "learned":
@@ -191,6 +218,7 @@ class Team:
     def update(self, runner: Runner) -> tuple[Runner, dict]:
         """One PPO update: a rollout, then ``epochs`` passes over ``minibatches`` groups of envs."""
         cfg = self.cfg
+        imitating = self.imitating(runner)
         runner, batch, last = self.rollout(runner)
         d_adv, d_ret, b_adv, b_ret = self.advantages(batch, last)
         grad_fn = jax.value_and_grad(self.loss, has_aux=True)
@@ -204,7 +232,7 @@ class Team:
                 params, opt_state = carry
                 take = lambda x: jnp.take(x, idx, axis=1)
                 parts = jax.tree_util.tree_map(take, (batch, d_adv, d_ret, b_adv, b_ret))
-                (_, metrics), grads = grad_fn(params, *parts)
+                (_, metrics), grads = grad_fn(params, *parts, imitating)
                 updates, opt_state = self.tx.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), metrics
 

@@ -24,6 +24,8 @@ from craft_env.jax.team.ppo import Team
 
 log = logging.getLogger(__name__)
 CURVE_KEYS = ("progress", "completion", "completed", "episodes", "director_entropy", "builder_entropy")
+#: Curves only some configs have (``imitation_loss``: the directors' cross-entropy on the scripted intents).
+OPTIONAL_CURVE_KEYS = ("imitation_loss",)
 
 
 @dataclass
@@ -74,6 +76,9 @@ def train(game, cfg: TeamConfig, chunk: int = 10, report: Callable[[str], None] 
         for key in CURVE_KEYS:
             values = np.asarray(metrics.get(key, jnp.zeros((len(cfg.seeds), size)))).T  # (size, seeds)
             curves[key].append(values)
+        for key in OPTIONAL_CURVE_KEYS:
+            if key in metrics:
+                curves.setdefault(key, []).append(np.asarray(metrics[key]).T)
         run.turns = done * cfg.turns_per_update * len(cfg.seeds)
         run.seconds = time.perf_counter() - started
         if report is not None:
@@ -87,6 +92,7 @@ def _curve_line(done: int, cfg: TeamConfig, curves, run: Run) -> str:
     last = {key: values[-1][-1] for key, values in curves.items()}
     progress = " ".join(f"{p:.3f}" for p in last["progress"])
     completed = " ".join(f"{c:.1%}" for c in last["completed"])
+    imitation = f" imitation {float(last['imitation_loss'][0]):.3f}" if "imitation_loss" in last else ""
     return (f"update {done:>5}/{cfg.updates} turns {run.turns:>12,} {run.seconds:7.1f}s "
             f"progress [{progress}] completed [{completed}] entropy d {float(last['director_entropy'][0]):.2f} "
-            f"b {float(last['builder_entropy'][0]):.2f}")
+            f"b {float(last['builder_entropy'][0]):.2f}{imitation}")
