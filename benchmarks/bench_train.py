@@ -45,8 +45,8 @@ is the median of ``--repeat`` runs. The workers' rows are timed in rounds,
 each row once per round, and a ratio to K=1 is the median of the rounds'
 ratios (each against the K=1 timing of its own round) with their range:
 on a shared machine the load drifts over the minute the rows take, and a
-ratio of two medians timed minutes apart would carry that drift. The wall-clock total is printed at the
-end. Pointing ``PYTHONPATH`` at another checkout's ``src`` measures that
+ratio of two medians timed minutes apart would carry that drift. The
+wall-clock total is printed at the end. Pointing ``PYTHONPATH`` at another checkout's ``src`` measures that
 version with the same script (rows it cannot play are skipped).
 """
 

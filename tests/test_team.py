@@ -145,6 +145,9 @@ def test_config_refuses_imitation_settings_out_of_range_or_without_learning_dire
         TeamConfig(imitate=0.5, directors="scripted")
     with pytest.raises(ValueError, match="script_pull: must be a number >= 0, got -1"):
         TeamConfig(script_pull=-1)
+    for endless in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=f"script_pull: must be a number >= 0, got {endless}"):
+            TeamConfig(script_pull=endless)
     with pytest.raises(ValueError, match="script_pull: the directors imitate only when they learn"):
         TeamConfig(script_pull=1.0, directors="scripted")
     assert TeamConfig(imitate=0.25, updates=10).imitation_updates == 2  # round(2.5): to even

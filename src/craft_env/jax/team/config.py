@@ -8,6 +8,7 @@ director phase and one builder phase each) are played per update and seed.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 DIRECTOR_MODES = ("learned", "scripted")
@@ -123,5 +124,5 @@ class TeamConfig:
 
 
 def _number(value) -> bool:
-    """An int or a float (a bool is neither here)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite int or float (a bool is neither here; NaN or infinity would poison the loss)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
