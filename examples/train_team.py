@@ -13,8 +13,8 @@ writes into ``--out``:
 * ``team.entry.json``: the best learned team as a leaderboard entry (``craft-env leaderboard``).
 
 Presets (``--preset``): ``ci`` (about a minute on CPU), ``cpu`` (under ten
-minutes on 2 cores), ``gpu`` (the docs' table: five configs x 3 seeds,
-about six minutes on one H200), ``gpu-ablations`` (IPPO, no memory, one
+minutes on 2 cores), ``gpu`` (the docs' table: six configs x 3 seeds,
+an estimated six minutes on one H200, not yet timed with all six), ``gpu-ablations`` (IPPO, no memory, one
 director network per seat; 3 seeds each). Run from the repository root::
 
     python examples/train_team.py --preset cpu --out runs/team
@@ -49,7 +49,8 @@ PRESETS = {
                        "seeds": (0, 1), "memory": 1}),
     "cpu": (("team", "directors+listener", "scripted+builder"),
             {"num_envs": 128, "rollout": 20, "updates": 80, "hidden": 128, "minibatches": 4, "seeds": (0,)}),
-    "gpu": (("team", "team-no-prior", "team-imitate", "directors+listener", "scripted+builder"), _GPU),
+    "gpu": (("team", "team-no-prior", "team-imitate", "team-scripted-start-slow", "directors+listener",
+             "scripted+builder"), _GPU),
     "gpu-ablations": (("team-ippo", "team-no-memory", "team-separate"), _GPU),
 }
 
@@ -63,6 +64,10 @@ CONFIGS = {
     "team-imitate": {"imitate": 0.5, "script_pull": 1.0},
     "team-imitate-no-pull": {"imitate": 0.5},
     "team-imitate-only": {"imitate": 0.99},
+    "team-scripted-start": {"script_prior": 8.0, "speaker_prior": 0.0},
+    "team-scripted-start-no-entropy": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0},
+    "team-scripted-start-slow": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
+                                 "director_lr": 5e-5},
     "directors+listener": {"builder": "listener"},
     "scripted+builder": {"directors": "scripted"},
 }

@@ -141,16 +141,107 @@ def test_config_refuses_bad_values_naming_the_field():
 def test_config_refuses_imitation_settings_out_of_range_or_without_learning_directors():
     with pytest.raises(ValueError, match="imitate: must be a share of the updates in \\[0, 1\\), got 1.0"):
         TeamConfig(imitate=1.0)
-    with pytest.raises(ValueError, match="imitate: the directors imitate only when they learn"):
+    with pytest.raises(ValueError, match="imitate: only for learned directors"):
         TeamConfig(imitate=0.5, directors="scripted")
     with pytest.raises(ValueError, match="script_pull: must be a number >= 0, got -1"):
         TeamConfig(script_pull=-1)
     for endless in (float("nan"), float("inf")):
         with pytest.raises(ValueError, match=f"script_pull: must be a number >= 0, got {endless}"):
             TeamConfig(script_pull=endless)
-    with pytest.raises(ValueError, match="script_pull: the directors imitate only when they learn"):
+    with pytest.raises(ValueError, match="script_pull: only for learned directors"):
         TeamConfig(script_pull=1.0, directors="scripted")
     assert TeamConfig(imitate=0.25, updates=10).imitation_updates == 2  # round(2.5): to even
+    for bad in (-1, float("nan"), True):
+        with pytest.raises(ValueError, match=f"script_prior: must be a number >= 0, got {bad}"):
+            TeamConfig(script_prior=bad)
+    with pytest.raises(ValueError, match="script_prior: only for learned directors"):
+        TeamConfig(script_prior=8.0, directors="scripted")
+
+
+def test_scripted_start_directors_say_what_the_scripted_directors_say_on_vector_env():
+    """With ``script_prior`` the untrained directors' greedy intents are the scripted ones, state after
+    state of the numba game (the evaluation computes the scripted intent from their observations);
+    the same network without the scripted intent in its input does not say them."""
+    from craft_env.jax.team.evaluate import LearnedPolicies
+    from craft_env.jax.team.game import intent_actions, intents_offset
+
+    env = craft_env.vector_env(64)
+    shapes = pol.Shapes(len(env.seats), env.num_intents, env.num_actions, env.noop, env.director_dim,
+                        env.builder_dim, env.state_dim, intents_offset(env.n, env.height))
+    assert pol.board_size(shapes) == (env.n, env.height)
+    started = TeamConfig(script_prior=8.0, speaker_prior=0.0, hidden=16, memory=1)
+    plain = started.replace(script_prior=0.0)
+    policies = {cfg.script_prior: LearnedPolicies(pol.init_params(jax.random.PRNGKey(1), shapes, cfg), cfg,
+                                                  shapes, intent_actions())
+                for cfg in (started, plain)}
+    memory = np.zeros((env.num_envs, 1, shapes.memory_width), np.float32)
+    obs, _ = env.reset(seed=5)
+    agreeing = []
+    for turn in range(16):
+        want = env.scripted_intents()
+        d = obs["directors"]
+        said = policies[8.0].directors(d["observation"], d["action_mask"], memory)
+        np.testing.assert_array_equal(said, want, err_msg=f"turn {turn}")
+        agreeing.append((policies[0.0].directors(d["observation"], d["action_mask"], memory) == want).mean())
+        obs, *_ = env.step_directors(env.sample_actions(turn) if turn % 4 == 3 else want)
+        obs, *_ = env.step_builder(env.sample_actions(500 + turn))
+    assert np.mean(agreeing) < 0.5, agreeing
+
+
+def test_director_entropy_and_learning_rate_apply_to_the_directors_alone():
+    """``director_entropy`` replaces ``entropy`` in the directors' loss only; ``director_lr`` is the
+    director network's step size while every other network keeps ``lr``."""
+    from craft_env.jax.team.ppo import Team
+
+    game = mock_game(scripted=True)
+    cfg = TeamConfig(num_envs=16, rollout=4, updates=2, hidden=16, memory=1, minibatches=1, seeds=(0,))
+    team = Team(game, cfg)
+    runner = team.init(jax.random.PRNGKey(4))
+    _, batch, last = team.rollout(runner)
+    parts = (runner.params, batch, *team.advantages(batch, last))
+    plain, metrics = team.loss(*parts)
+    quiet, _ = Team(game, cfg.replace(director_entropy=0.0)).loss(*parts)
+    np.testing.assert_allclose(float(quiet) - float(plain), cfg.entropy * float(metrics["director_entropy"]),
+                               rtol=1e-4)
+    for bad in (0.0, -1e-3, float("nan")):
+        with pytest.raises(ValueError, match="director_lr: must be None or a number > 0"):
+            TeamConfig(director_lr=bad)
+    with pytest.raises(ValueError, match="director_entropy: must be None or a number >= 0, got -0.1"):
+        TeamConfig(director_entropy=-0.1)
+
+    def moved(config):
+        team = Team(game, config)
+        start = team.init(jax.random.PRNGKey(4))
+        after, _ = jax.jit(team.update)(start)
+        change = jax.tree_util.tree_map(lambda a, b: float(jnp.abs(a - b).max()), after.params, start.params)
+        return tuple(max(jax.tree_util.tree_leaves(change[name])) for name in ("director", "builder"))
+
+    director, builder = moved(cfg)
+    assert director > 1e-4 and builder > 1e-4
+    director, builder = moved(cfg.replace(director_lr=1e-9))
+    assert director < 1e-7 and builder > 1e-4, (director, builder)
+
+
+def test_scripted_start_trains_with_the_scripted_intent_in_the_directors_input():
+    """In training the scripted intent is a director input: the rollout's intents are mostly the
+    scripted ones from the first update (sampling may stray from them), the batch keeps them, and the
+    loss reads them from the batch (the same loss as recomputing the inputs)."""
+    from craft_env.jax.team.ppo import Team
+
+    game = mock_game(scripted=True)
+    cfg = TeamConfig(num_envs=32, rollout=4, updates=2, hidden=16, memory=1, minibatches=1, script_prior=8.0,
+                     speaker_prior=0.0, seeds=(0,))
+    team = Team(game, cfg)
+    runner = team.init(jax.random.PRNGKey(2))
+    assert runner.params["director"]["wide"].shape[1] == (game.director_dim + team.shapes.memory_width
+                                                          + game.num_intents)
+    runner, batch, last = team.rollout(runner)
+    said, labels = np.asarray(batch.d_act), np.asarray(batch.d_script)
+    assert (said == labels).mean() > 0.9, (said == labels).mean()
+    parts = (runner.params, batch, *team.advantages(batch, last))
+    loss, _ = team.loss(*parts)
+    blind, _ = team.loss(*parts[:1], batch._replace(d_script=jnp.zeros_like(batch.d_script)), *parts[2:])
+    assert abs(float(loss) - float(blind)) > 1e-3  # the loss reads the scripted intents
 
 
 def test_imitating_directors_say_the_scripted_intents_then_their_own():
@@ -364,3 +455,21 @@ def test_a_one_policy_predictor_plays_the_evaluation_through_the_homogeneous_lay
     assert obs.shape[1] == wrapped_obs["builder"].shape[0]
     np.testing.assert_array_equal(obs[:, wrapped.mask_slice], masks)
     np.testing.assert_array_equal(obs[:, wrapped.obs_dim - 2], 1.0)  # every row seen first is a director's
+
+
+def test_speech_table_says_how_often_each_seat_says_what_the_script_says():
+    """``speech.md``'s last column: the scripted directors say their own intents on every turn; random
+    directors seldom do."""
+    from craft_env.jax.team.evaluate import play
+    from craft_env.jax.team.speech import HEADER, SpeechLog
+
+    env = craft_env.vector_env(1)
+    shares = {}
+    for directors in ("scripted", "random"):
+        log = SpeechLog(env.seats, env.n, env.height)
+        play(directors, directors, "listener", seeds=1, watch=log.watch)
+        rows = log.table(directors)
+        assert len(rows) == 3 and all(row.count("|") == HEADER[0].count("|") for row in rows)
+        shares[directors] = [float(row.rstrip(" |").rsplit("| ", 1)[1].rstrip("%")) for row in rows]
+    assert shares["scripted"] == [100.0] * 3
+    assert max(shares["random"]) < 20.0, shares

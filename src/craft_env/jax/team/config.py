@@ -39,6 +39,11 @@ class TeamConfig:
     #: block along the wall), and ``speaker_prior / 2`` on the no-op; the mask keeps only what can be
     #: built now. 0: from nothing.
     speaker_prior: float = 8.0
+    #: Scripted start: each director's input also holds, as a one-hot, the intent the scripted rule
+    #: (``team.scripted``) says from that director's own observation, and the linear path starts with weight
+    #: ``script_prior`` from it to that intent's logit, so the directors start saying exactly what the
+    #: scripted ones say and training may keep, reweigh or override it. 0: not in the input.
+    script_prior: float = 0.0
     #: Warm start by imitation: for the first ``imitate`` share of the updates the scripted directors speak
     #: (the builder learns to hear them, as in ``scripted+builder``) while the director network learns to
     #: say what they say (cross-entropy on their intents instead of the PPO term); after that the learned
@@ -56,12 +61,17 @@ class TeamConfig:
     epochs: int = 4
     minibatches: int = 4
     lr: float = 5e-4
+    #: The director network's learning rate, when it differs from ``lr`` (None: the same).
+    director_lr: float | None = None
     wide_scale: float = 20.0
     hidden: int = 256
     gamma: float = 0.0
     lam: float = 0.9
     clip: float = 0.2
     entropy: float = 0.01
+    #: The directors' entropy bonus, when it differs from ``entropy`` (None: the same). 0 lets a director
+    #: that starts as the script stray from it only where the policy gradient leads.
+    director_entropy: float | None = None
     value_coef: float = 0.5
     max_grad_norm: float = 0.5
     #: The game's training reward (``core.game.REWARDS``); evaluation always reports progress.
@@ -87,10 +97,17 @@ class TeamConfig:
             raise ValueError(f"imitate: must be a share of the updates in [0, 1), got {self.imitate!r}")
         if not _number(self.script_pull) or self.script_pull < 0:
             raise ValueError(f"script_pull: must be a number >= 0, got {self.script_pull!r}")
-        for name in ("imitate", "script_pull"):
+        if not _number(self.script_prior) or self.script_prior < 0:
+            raise ValueError(f"script_prior: must be a number >= 0, got {self.script_prior!r}")
+        if self.director_lr is not None and (not _number(self.director_lr) or self.director_lr <= 0):
+            raise ValueError(f"director_lr: must be None or a number > 0, got {self.director_lr!r}")
+        entropy = self.director_entropy
+        if entropy is not None and (not _number(entropy) or entropy < 0):
+            raise ValueError(f"director_entropy: must be None or a number >= 0, got {entropy!r}")
+        for name in ("imitate", "script_pull", "script_prior"):
             if getattr(self, name) and self.directors != "learned":
                 raise ValueError(
-                    f"{name}: the directors imitate only when they learn, got directors={self.directors!r}")
+                    f"{name}: only for learned directors, got directors={self.directors!r}")
         if not self.seeds:
             raise ValueError("seeds: give at least one seed")
 
@@ -98,6 +115,11 @@ class TeamConfig:
     def imitation_updates(self) -> int:
         """How many of the first updates the directors imitate the scripted ones (``imitate``)."""
         return round(self.imitate * self.updates)
+
+    @property
+    def speaker_entropy(self) -> float:
+        """The directors' entropy bonus (``director_entropy``, else ``entropy``)."""
+        return self.entropy if self.director_entropy is None else self.director_entropy
 
     @property
     def turns_per_update(self) -> int:

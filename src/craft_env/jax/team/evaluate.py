@@ -104,7 +104,8 @@ class LearnedPolicies:
         self._builder = jax.jit(self._builder_actions)
 
     def _director_actions(self, params, obs, mask, memory):
-        x = pol.director_inputs(self.shapes, obs, memory)
+        script = pol.scripted_from_observations(self.shapes, obs, mask) if self.cfg.script_prior else None
+        x = pol.director_inputs(self.shapes, obs, memory, script)
         return jnp.argmax(pol.director_logits(params, self.cfg, x, mask), -1)
 
     def _builder_actions(self, params, obs, mask, memory):
@@ -194,8 +195,9 @@ def play(name: str, directors: str, builder: str, seeds: int = 10, policies: Lea
          targets: list[Structure] | None = None) -> Games:
     """Every bundled structure ``seeds`` times with the given seats; one episode per env.
 
-    ``watch(env, actions, playing)``, when given, sees every turn after the directors spoke and
-    before the builder's ``actions`` are played (``playing``: the envs still in their first episode).
+    ``watch(env, actions, playing, scripted)``, when given, sees every turn after the directors spoke and
+    before the builder's ``actions`` are played (``playing``: the envs still in their first episode;
+    ``scripted``: what the scripted directors would have said this turn, ``(B, seats)``).
     ``targets``, one per bundled structure, are played in their place (``play_walls_oracle``).
     """
     names = structure_names()
@@ -211,11 +213,12 @@ def play(name: str, directors: str, builder: str, seeds: int = 10, policies: Lea
     finished = np.zeros(env.num_envs, bool)
     rng = np.random.default_rng(base_seed)
     while not finished.all():
+        scripted = env.scripted_intents() if watch is not None else None
         obs, *_ = env.step_directors(_director_move(env, directors, obs, memory, policies, rng))
         spoken = obs["builder"]["observation"][:, shapes.intents_offset:shapes.intents_offset + shapes.memory_width]
         actions = _builder_move(env, builder, obs, memory, policies, meaning, rng)
         if watch is not None:
-            watch(env, actions, ~finished)
+            watch(env, actions, ~finished, scripted)
         obs, _, terminated, truncated, info = env.step_builder(actions)
         done = terminated | truncated
         for key, column in COUNTED.items():

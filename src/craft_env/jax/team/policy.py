@@ -22,8 +22,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from craft_env.core.observation import VIEW_CHANNELS
+from craft_env.core.views import DEFAULT_SEATS
 from craft_env.jax.team import networks as nets
 from craft_env.jax.team.config import TeamConfig
+from craft_env.jax.team.scripted import scripted_intents, walls_of
 
 LISTENER_BONUS = 30.0
 
@@ -54,7 +56,7 @@ def init_params(key, shapes: Shapes, cfg: TeamConfig) -> dict:
     """Every network of the team (unused ones too, so every config has the same pytree layout)."""
     memory = cfg.memory * shapes.memory_width
     copies = 1 if cfg.share_directors else shapes.seats
-    fd, fb = shapes.director_dim + memory, shapes.builder_dim + memory + shapes.num_actions
+    fd, fb = director_width(shapes, cfg), shapes.builder_dim + memory + shapes.num_actions
     keys = jax.random.split(key, 4)
     builder = nets.init_mlp(keys[1], fb, cfg.hidden, shapes.num_actions, 0.01, wide=True)
     listening = jnp.eye(shapes.num_actions) * (cfg.prior / cfg.wide_scale)  # heard move -> its logit
@@ -63,6 +65,9 @@ def init_params(key, shapes: Shapes, cfg: TeamConfig) -> dict:
     speaking = jnp.asarray(literal_speaker(shapes, fd)) * (cfg.speaker_prior / cfg.wide_scale)
     director["wide"] = director["wide"] + speaking[None]
     director["out"]["b"] = director["out"]["b"].at[:, 0].set(cfg.speaker_prior / 2)  # the no-op, when nothing fits
+    if cfg.script_prior:  # the scripted intent's row -> that intent's logit
+        saying = jnp.eye(shapes.num_intents) * (cfg.script_prior / cfg.wide_scale)
+        director["wide"] = director["wide"].at[:, fd - shapes.num_intents:].set(saying)
     params = {"director": director, "builder": builder}
     if cfg.critic == "central":
         params["critic"] = nets.init_mlp(keys[2], shapes.state_dim + memory + 1, cfg.hidden, 1, 1.0, False)
@@ -70,6 +75,23 @@ def init_params(key, shapes: Shapes, cfg: TeamConfig) -> dict:
         params["director_critic"] = nets.init_stack(keys[2], copies, fd, cfg.hidden, 1, 1.0, wide=False)
         params["builder_critic"] = nets.init_mlp(keys[3], fb, cfg.hidden, 1, 1.0, wide=False)
     return params
+
+
+def director_width(shapes: Shapes, cfg: TeamConfig) -> int:
+    """The width of a director's input: its observation, the memory and (``script_prior``) the scripted
+    intent's one-hot."""
+    script = shapes.num_intents if cfg.script_prior else 0
+    return shapes.director_dim + cfg.memory * shapes.memory_width + script
+
+
+def board_size(shapes: Shapes) -> tuple[int, int] | None:
+    """``(n, height)`` of the game's layout (``core.intents``, ``core.observation``), or None for another
+    layout (the mock game of the tests)."""
+    cells_layers = (shapes.num_intents - 1) // 16  # n * height
+    n = shapes.intents_offset // max(cells_layers * 15, 1)
+    if n < 1 or cells_layers % n or shapes.intents_offset != n * cells_layers * 15:
+        return None
+    return n, cells_layers // n
 
 
 def literal_speaker(shapes: Shapes, width: int) -> np.ndarray:
@@ -81,11 +103,11 @@ def literal_speaker(shapes: Shapes, width: int) -> np.ndarray:
     slot). Intent ids: ``core.intents``.
     """
     out = np.zeros((width, shapes.num_intents), np.float32)
-    cells_layers = (shapes.num_intents - 1) // 16  # n * height
-    n = shapes.intents_offset // max(cells_layers * 15, 1)
-    if n < 1 or cells_layers % n or shapes.intents_offset != n * cells_layers * 15:
+    size = board_size(shapes)
+    if size is None:
         return out  # not the game's layout (the mock game of the tests): no literal start
-    height = cells_layers // n
+    n, height = size
+    cells_layers = n * height
     for p in range(n):
         for level in range(height):
             view = shapes.intents_offset + (p * height + level) * VIEW_CHANNELS
@@ -133,12 +155,31 @@ def memory_rows(shapes: Shapes, memory: jnp.ndarray,
     return (base + said).reshape(*lead, -1).astype(jnp.int32), on.reshape(*lead, -1), end
 
 
-def director_inputs(shapes: Shapes, obs: jnp.ndarray, memory: jnp.ndarray) -> nets.Inputs:
-    """``obs (..., seats, Dd)`` with the memory appended to every seat's row (as one-hot rows)."""
-    rows, on, _ = memory_rows(shapes, memory, obs.shape[-1])
+def director_inputs(shapes: Shapes, obs: jnp.ndarray, memory: jnp.ndarray,
+                    script: jnp.ndarray | None = None) -> nets.Inputs:
+    """``obs (..., seats, Dd)`` with the memory appended to every seat's row (as one-hot rows), and, when
+    given, each seat's scripted intent ``script (..., seats)`` as one more one-hot row after it
+    (``TeamConfig.script_prior``)."""
+    rows, on, end = memory_rows(shapes, memory, obs.shape[-1])
     lead = obs.shape[:-1]
-    return nets.Inputs(obs, jnp.broadcast_to(rows[..., None, :], (*lead, rows.shape[-1])),
-                       jnp.broadcast_to(on[..., None, :], (*lead, on.shape[-1])))
+    rows = jnp.broadcast_to(rows[..., None, :], (*lead, rows.shape[-1]))
+    on = jnp.broadcast_to(on[..., None, :], (*lead, on.shape[-1]))
+    if script is not None:
+        rows = jnp.concatenate([rows, (end + script[..., None]).astype(jnp.int32)], -1)
+        on = jnp.concatenate([on, jnp.ones((*lead, 1), on.dtype)], -1)
+    return nets.Inputs(obs, rows, on)
+
+
+def scripted_from_observations(shapes: Shapes, obs: jnp.ndarray, mask: jnp.ndarray) -> jnp.ndarray:
+    """int32 ``(E, seats)``: the scripted directors' intents (``team.scripted``) from a batch of their
+    observations ``(E, seats, Dd)`` and masks, for the game's layout with the default seats (the
+    evaluation's ``vector_env``)."""
+    size = board_size(shapes)
+    if size is None:
+        raise ValueError("script_prior: the scripted intents need the game's own observation layout")
+    n, height = size
+    walls = walls_of(DEFAULT_SEATS[:shapes.seats], n)
+    return jax.vmap(lambda o, m: scripted_intents(o, m, walls, n, height))(obs, mask)
 
 
 def builder_inputs(shapes: Shapes, obs: jnp.ndarray, memory: jnp.ndarray, heard: jnp.ndarray) -> nets.Inputs:

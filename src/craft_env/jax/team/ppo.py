@@ -14,7 +14,9 @@ its observation (IPPO).
 With ``imitate`` the scripted directors speak during the first updates and
 the director network's policy term is its cross-entropy on their intents;
 ``script_pull`` keeps that cross-entropy, weighted, in the directors' loss
-afterwards (``TeamConfig``; docs/rl.md, "Imitation start").
+afterwards (``TeamConfig``; docs/rl.md, "Imitation start"). With
+``script_prior`` the scripted intent is one more input of each director
+(docs/rl.md, "Scripted start").
 
 ``train_chunk`` runs ``chunk`` updates of one seed; ``Trainer`` ``vmap``s
 it over seeds and ``jit``s it once, so the host only sees a chunk's
@@ -51,7 +53,7 @@ class Batch(NamedTuple):
     d_obs: jnp.ndarray
     d_mask: jnp.ndarray
     d_act: jnp.ndarray
-    d_script: jnp.ndarray  # what the scripted directors would say (zeros unless the config imitates them)
+    d_script: jnp.ndarray  # what the scripted directors say (zeros unless the config uses them)
     d_logp: jnp.ndarray
     d_val: jnp.ndarray
     b_obs: jnp.ndarray
@@ -70,7 +72,15 @@ class Batch(NamedTuple):
 
 
 def optimiser(cfg: TeamConfig) -> optax.GradientTransformation:
-    return optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.lr, eps=1e-5))
+    """Adam after clipping the global gradient norm; with ``director_lr`` the director network has its own
+    learning rate (one clip over every network still)."""
+    if cfg.director_lr is None:
+        adam = optax.adam(cfg.lr, eps=1e-5)
+    else:
+        adam = optax.multi_transform(
+            {"director": optax.adam(cfg.director_lr, eps=1e-5), "other": optax.adam(cfg.lr, eps=1e-5)},
+            lambda params: {name: "director" if name == "director" else "other" for name in params})
+    return optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), adam)
 
 
 class Team:
@@ -103,19 +113,30 @@ class Team:
             raise ValueError("directors: 'scripted' (or imitate > 0) needs a game with scripted directors")
         return self.v_scripted(env_state).astype(jnp.int32)
 
+    def _uses_script(self) -> bool:
+        """Whether the learned directors need the scripted intents (imitation, the pull or as input)."""
+        return self.cfg.directors == "learned" and bool(
+            self.cfg.imitate or self.cfg.script_pull or self.cfg.script_prior)
+
+    def _director_inputs(self, d_obs, memory, env_state):
+        """``(the directors' inputs, the scripted intents or zeros)`` in ``env_state``."""
+        if self.cfg.directors == "scripted" or self._uses_script():
+            script = self._scripted_intents(env_state)
+        else:
+            script = jnp.zeros(d_obs.shape[:-1], jnp.int32)
+        shown = script if self.cfg.script_prior else None
+        return pol.director_inputs(self.shapes, d_obs, memory, shown), script
+
     def _directors_act(self, params, key, d_obs, d_mask, world, memory, env_state, imitating):
         """``(intents, the scripted intents or zeros, log-probabilities, values)`` of the director phase."""
         cfg = self.cfg
-        x = pol.director_inputs(self.shapes, d_obs, memory)
+        x, script = self._director_inputs(d_obs, memory, env_state)
         value = pol.director_values(params, cfg, self.shapes, x, world, memory)
         if cfg.directors == "scripted":
-            intents = self._scripted_intents(env_state)
-            return intents, intents, jnp.zeros(intents.shape, jnp.float32), value
+            return script, script, jnp.zeros(script.shape, jnp.float32), value
         logits = pol.director_logits(params, cfg, x, d_mask)
         intents = jax.random.categorical(key, logits)
-        script = jnp.zeros_like(intents)
-        if cfg.imitate or cfg.script_pull:
-            script = self._scripted_intents(env_state)
+        if cfg.imitate:
             intents = jnp.where(imitating, script, intents)
         return intents, script, nets.log_prob_entropy(logits, intents)[0], value
 
@@ -161,7 +182,7 @@ class Team:
         (env_state, memory, key), batch = jax.lax.scan(
             lambda c, x: self._turn(runner.params, imitating, c, x), carry, None, self.cfg.rollout)
         d_obs, _, world = self.v_directors(env_state)
-        x = pol.director_inputs(self.shapes, d_obs, memory)
+        x, _ = self._director_inputs(d_obs, memory, env_state)
         last = pol.director_values(runner.params, self.cfg, self.shapes, x, world, memory)
         return runner._replace(env_state=env_state, memory=memory, key=key), batch, last
 
@@ -196,7 +217,8 @@ class Team:
         metrics = {}
         total = 0.0
         if cfg.directors == "learned":
-            x = pol.director_inputs(self.shapes, batch.d_obs, batch.memory)
+            shown = batch.d_script if cfg.script_prior else None
+            x = pol.director_inputs(self.shapes, batch.d_obs, batch.memory, shown)
             logits = pol.director_logits(params, cfg, x, batch.d_mask)
             values = pol.director_values(params, cfg, self.shapes, x, batch.world_d, batch.memory)
             policy, vloss, entropy = _ppo_terms(cfg, logits, batch.d_act, batch.d_logp, d_adv, values, d_ret)
@@ -204,7 +226,7 @@ class Team:
                 imitation = -nets.log_prob_entropy(logits, batch.d_script)[0].mean()
                 policy = jnp.where(imitating, imitation, policy + cfg.script_pull * imitation)
                 metrics.update(imitation_loss=imitation)
-            total = total + policy + cfg.value_coef * vloss - cfg.entropy * entropy
+            total = total + policy + cfg.value_coef * vloss - cfg.speaker_entropy * entropy
             metrics.update(director_entropy=entropy, director_value_loss=vloss)
         if cfg.builder == "learned":
             x = pol.builder_inputs(self.shapes, batch.b_obs, batch.memory, batch.b_heard)

@@ -8,7 +8,11 @@ its wall, a layer, a colour) and held against the target and the board:
   target has at that cell and layer (colour, and size for a large one), a
   removal names a column whose top block is wrong;
 * **optimal**: the move it names is one of the oracle's optimal moves now;
-* **followed**: the builder played exactly the move it names.
+* **followed**: the builder played exactly the move it names;
+* **scripted** (a share of every turn, not only the non-empty intents): it
+  said what the scripted director of its seat (``core.scripted``) would have
+  said in the same state, so learned directors that start as the script
+  show how far they moved from it.
 
 A team whose directors are rarely literal but whose builder still builds
 has a convention: its signals mean something other than what they say.
@@ -36,12 +40,14 @@ class SpeechLog:
         self.optimal = np.zeros(len(seats), np.int64)
         self.followed = np.zeros(len(seats), np.int64)
         self.spoken = np.zeros(len(seats), np.int64)
+        self.scripted = np.zeros(len(seats), np.int64)
 
-    def watch(self, env, actions: np.ndarray, playing: np.ndarray) -> None:
+    def watch(self, env, actions: np.ndarray, playing: np.ndarray, scripted: np.ndarray) -> None:
         spoken = env.spoken_intents.astype(np.int64)
         targets, boards, optimal = env.targets, env.boards, env.optimal_masks
         for k, table in enumerate(env.intents):
             said = spoken[playing, k]
+            self.scripted[k] += int((said == scripted[playing, k]).sum())
             rows = np.flatnonzero(playing)
             kind = table.kind[np.maximum(said, 0)]
             np.add.at(self.kinds[k], kind, 1)
@@ -76,9 +82,10 @@ class SpeechLog:
             spoken = max(int(self.spoken[k]), 1)
             layers = " / ".join(f"{self.slots[k, :, level].sum() / spoken:.0%}" for level in range(self.height))
             lines.append(f"| {name} | {seat} | {shares} | {layers} | {self.literal[k] / spoken:.0%} | "
-                         f"{self.optimal[k] / spoken:.0%} | {self.followed[k] / spoken:.0%} |")
+                         f"{self.optimal[k] / spoken:.0%} | {self.followed[k] / spoken:.0%} | "
+                         f"{self.scripted[k] / total:.1%} |")
         return lines
 
 
-HEADER = ["| team | seat | nothing / small / large / remove | layer 0 / 1 / 2 | literal | optimal | followed |",
-          "|---|---|---|---|---|---|---|"]
+HEADER = ["| team | seat | nothing / small / large / remove | layer 0 / 1 / 2 | literal | optimal | followed "
+          "| scripted |", "|---|---|---|---|---|---|---|---|"]
