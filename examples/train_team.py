@@ -68,6 +68,8 @@ CONFIGS = {
     "team-scripted-start-no-entropy": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0},
     "team-scripted-start-slow": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
                                  "director_lr": 5e-5},
+    "team-scripted-start-followed": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
+                                     "director_credit": "followed"},
     "directors+listener": {"builder": "listener"},
     "scripted+builder": {"directors": "scripted"},
 }

@@ -473,3 +473,26 @@ def test_speech_table_says_how_often_each_seat_says_what_the_script_says():
         shares[directors] = [float(row.rstrip(" |").rsplit("| ", 1)[1].rstrip("%")) for row in rows]
     assert shares["scripted"] == [100.0] * 3
     assert max(shares["random"]) < 20.0, shares
+
+
+def test_followed_credit_keeps_the_advantage_of_the_directors_whose_move_was_played():
+    """``director_credit="followed"``: a director's advantage is the team's where the builder played the
+    move its intent named, and 0 elsewhere; the builder's advantage does not change."""
+    from craft_env.jax.team.ppo import Team, followed
+
+    game = mock_game()
+    cfg = TeamConfig(num_envs=16, rollout=4, updates=2, hidden=16, memory=1, minibatches=1, seeds=(0,))
+    team = Team(game, cfg)
+    runner, batch, last = team.rollout(team.init(jax.random.PRNGKey(5)))
+    d_adv, d_ret, b_adv, b_ret = team.advantages(batch, last)
+    credited = Team(game, cfg.replace(director_credit="followed")).advantages(batch, last)
+    named = np.asarray(batch.b_heard).argmax(-1)
+    said = np.asarray(batch.b_heard).max(-1) > 0
+    want = (said & (named == np.asarray(batch.b_act)[..., None])).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(followed(batch)), want)
+    assert 0 < want.mean() < 1
+    np.testing.assert_allclose(np.asarray(credited[0]), np.asarray(d_adv) * want)
+    for got, same in zip(credited[1:], (d_ret, b_adv, b_ret)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(same))
+    with pytest.raises(ValueError, match="director_credit: expected one of team, followed, got 'seat'"):
+        TeamConfig(director_credit="seat")

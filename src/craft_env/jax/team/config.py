@@ -14,6 +14,7 @@ from dataclasses import dataclass
 DIRECTOR_MODES = ("learned", "scripted")
 BUILDER_MODES = ("learned", "listener")
 CRITICS = ("central", "independent")
+CREDITS = ("team", "followed")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,11 @@ class TeamConfig:
     #: cross-entropy of their network on what the scripted directors would say in the same states (a
     #: convention may still replace a scripted intent where that pays more). 0: none.
     script_pull: float = 0.0
+    #: Which directors a turn's advantage is credited to: ``team``, all three (each is paid the team
+    #: reward); ``followed``, only those whose intent named the move the builder played (the others'
+    #: advantage is 0 that turn: less noise, but a signal that works other than by being followed
+    #: is never reinforced).
+    director_credit: str = "team"
     #: The builder may not pass while training (a safe local optimum otherwise); it may at evaluation.
     mask_pass: bool = True
     num_envs: int = 256
@@ -80,7 +86,8 @@ class TeamConfig:
     seeds: tuple[int, ...] = (0, 1, 2)
 
     def __post_init__(self) -> None:
-        for name, allowed in (("directors", DIRECTOR_MODES), ("builder", BUILDER_MODES), ("critic", CRITICS)):
+        for name, allowed in (("directors", DIRECTOR_MODES), ("builder", BUILDER_MODES), ("critic", CRITICS),
+                              ("director_credit", CREDITS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}: expected one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         if self.directors == "scripted" and self.builder == "listener":

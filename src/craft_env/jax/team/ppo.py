@@ -207,6 +207,8 @@ class Team:
 
         d_adv, d_ret = gae(batch.d_val, next_d, batch.reward[..., None], alive[..., None])
         b_adv, b_ret = gae(batch.b_val, next_d.mean(-1), batch.reward, alive)
+        if cfg.director_credit == "followed":
+            d_adv = d_adv * followed(batch)
         return d_adv, d_ret, b_adv, b_ret
 
     def loss(self, params, batch: Batch, d_adv, d_ret, b_adv, b_ret, imitating=False):
@@ -271,6 +273,11 @@ class Team:
     def train_chunk(self, runner: Runner, chunk: int) -> tuple[Runner, dict]:
         """``chunk`` updates (a ``lax.scan``); the metrics of each, stacked."""
         return jax.lax.scan(lambda r, _: self.update(r), runner, None, chunk)
+
+
+def followed(batch: Batch) -> jnp.ndarray:
+    """float ``(T, E, seats)``: 1 where the seat's intent named the move the builder played."""
+    return jnp.take_along_axis(batch.b_heard, batch.b_act[..., None, None], axis=-1)[..., 0]
 
 
 def _ppo_terms(cfg, logits, actions, old_logp, adv, values, returns):
