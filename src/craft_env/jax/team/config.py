@@ -102,15 +102,13 @@ class TeamConfig:
             raise ValueError(f"memory: must be an int >= 0, got {self.memory!r}")
         if not _number(self.imitate) or not 0 <= self.imitate < 1:
             raise ValueError(f"imitate: must be a share of the updates in [0, 1), got {self.imitate!r}")
-        if not _number(self.script_pull) or self.script_pull < 0:
-            raise ValueError(f"script_pull: must be a number >= 0, got {self.script_pull!r}")
-        if not _number(self.script_prior) or self.script_prior < 0:
-            raise ValueError(f"script_prior: must be a number >= 0, got {self.script_prior!r}")
+        for name, optional in (("script_pull", False), ("script_prior", False), ("director_entropy", True)):
+            value = getattr(self, name)
+            if (value is not None or not optional) and (not _number(value) or value < 0):
+                either = "None or " if optional else ""
+                raise ValueError(f"{name}: must be {either}a number >= 0, got {value!r}")
         if self.director_lr is not None and (not _number(self.director_lr) or self.director_lr <= 0):
             raise ValueError(f"director_lr: must be None or a number > 0, got {self.director_lr!r}")
-        entropy = self.director_entropy
-        if entropy is not None and (not _number(entropy) or entropy < 0):
-            raise ValueError(f"director_entropy: must be None or a number >= 0, got {entropy!r}")
         for name in ("imitate", "script_pull", "script_prior"):
             if getattr(self, name) and self.directors != "learned":
                 raise ValueError(

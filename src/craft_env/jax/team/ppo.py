@@ -110,17 +110,16 @@ class Team:
 
     def _scripted_intents(self, env_state) -> jnp.ndarray:
         if self.v_scripted is None:
-            raise ValueError("directors: 'scripted' (or imitate > 0) needs a game with scripted directors")
+            raise ValueError("directors: 'scripted' (or imitate, script_pull, script_prior > 0) needs a game "
+                             "with scripted directors")
         return self.v_scripted(env_state).astype(jnp.int32)
 
-    def _uses_script(self) -> bool:
-        """Whether the learned directors need the scripted intents (imitation, the pull or as input)."""
-        return self.cfg.directors == "learned" and bool(
-            self.cfg.imitate or self.cfg.script_pull or self.cfg.script_prior)
-
     def _director_inputs(self, d_obs, memory, env_state):
-        """``(the directors' inputs, the scripted intents or zeros)`` in ``env_state``."""
-        if self.cfg.directors == "scripted" or self._uses_script():
+        """``(the directors' inputs, the scripted intents or zeros)`` in ``env_state``: the scripted intents
+        are computed where they speak, or where learned directors imitate, are pulled toward or read them
+        (``TeamConfig`` allows those three only with learned directors)."""
+        cfg = self.cfg
+        if cfg.directors == "scripted" or cfg.imitate or cfg.script_pull or cfg.script_prior:
             script = self._scripted_intents(env_state)
         else:
             script = jnp.zeros(d_obs.shape[:-1], jnp.int32)
