@@ -22,6 +22,15 @@ director network per seat; 3 seeds each). Run from the repository root::
     python examples/train_team.py --load runs/team --out runs/team-eval   # evaluate saved teams again
     python examples/train_team.py --baselines-only --torch-builder b0.pt --torch-builder b1.pt --out runs/tb
 
+``--builder-from DIR`` starts every config's builder (and its critic) from
+a saved config of an earlier run (``DIR`` is ``<out>/<config>``; seed
+``s`` from that run's seed ``s``): with ``team-best-response``, whose
+builder stays frozen, the directors learn to speak to a trained builder::
+
+    python examples/train_team.py --configs scripted+builder --seeds 0,1,2 --updates 400 --out runs/sb
+    python examples/train_team.py --configs team-best-response --seeds 0,1,2 --updates 200 \
+        --builder-from runs/sb/scripted+builder --out runs/br
+
 ``--torch-builder PATH`` (once per file) adds a builder saved by
 ``examples/train_builder.py --save PATH`` to the evaluation: a row
 ``train_builder.py builder seed N`` with the scripted directors, a candidate
@@ -70,6 +79,9 @@ CONFIGS = {
                                  "director_lr": 5e-5},
     "team-scripted-start-followed": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
                                      "director_credit": "followed"},
+    # The scripted start speaking to a frozen builder: give it a trained one with --builder-from.
+    "team-best-response": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
+                           "builder_lr": 0.0},
     "directors+listener": {"builder": "listener"},
     "scripted+builder": {"directors": "scripted"},
 }
@@ -90,6 +102,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--load", default=None, help="evaluate the teams saved in this run directory instead")
     parser.add_argument("--baselines-only", action="store_true",
                         help="train and load no team; evaluate the baselines (and --torch-builder rows)")
+    parser.add_argument("--builder-from", default=None, metavar="DIR",
+                        help="start every config's builder and critic from this saved config (<out>/<config> "
+                             "of an earlier run; seed s from its seed s)")
     parser.add_argument("--torch-builder", action="append", default=[], metavar="PATH",
                         help="a builder saved by examples/train_builder.py --save, played with the scripted "
                              "directors (repeat for several seeds; needs torch)")
@@ -107,6 +122,10 @@ def _check(args: argparse.Namespace) -> None:
             raise SystemExit(_usage(f"--configs: unknown config {unknown[0]!r}; known: {', '.join(CONFIGS)}"))
     if args.baselines_only and args.load:
         raise SystemExit(_usage("--baselines-only and --load: give one of them"))
+    if args.builder_from is not None and (args.load or args.baselines_only):
+        raise SystemExit(_usage("--builder-from: only when training (not with --load or --baselines-only)"))
+    if args.builder_from is not None and not (Path(args.builder_from) / "team.json").is_file():
+        raise SystemExit(_usage(f"--builder-from: no saved team (team.json) in {args.builder_from}"))
     missing = [path for path in args.torch_builder if not Path(path).is_file()]
     if missing:
         raise SystemExit(_usage(f"--torch-builder: no file {missing[0]}"))
@@ -171,8 +190,15 @@ def torch_builders(paths: Sequence[str]) -> dict:
     return builders
 
 
-def train_all(configs, out: Path, chunk: int):
-    """Train every config, saving each one's parameters at once; returns ``{name: Run}``."""
+def started_networks(cfg) -> tuple[str, ...]:
+    """The networks ``--builder-from`` copies into a config: the builder and the critic that judges it."""
+    return ("builder", "critic") if cfg.critic == "central" else ("builder", "builder_critic")
+
+
+def train_all(configs, out: Path, chunk: int, builder_from: str | None = None):
+    """Train every config, saving each one's parameters at once; returns ``{name: Run}``.
+
+    ``builder_from``: a saved config whose builder and critic every config starts from."""
     import jax
 
     from craft_env.jax.team import checkpoint
@@ -187,13 +213,18 @@ def train_all(configs, out: Path, chunk: int):
         game = jax_game(max_turns=cfg.max_turns, reward=cfg.reward)
         say(f"== {name}: {len(cfg.seeds)} seed(s) x {cfg.updates} updates x {cfg.turns_per_update:,} turns")
         try:
-            run = train(game, cfg, chunk=chunk, report=say)
+            start = None
+            if builder_from is not None:
+                start = checkpoint.networks_from(builder_from, started_networks(cfg), cfg, shapes_of(game))
+                say(f"== {name}: {', '.join(start)} from {builder_from}")
+            run = train(game, cfg, chunk=chunk, report=say, start=start)
         except Exception:  # noqa: BLE001 - one config's fault costs that config only
             say(f"== {name}: training failed\n" + traceback.format_exc())
             continue
         checkpoint.save(out / name, run.params, cfg, shapes_of(game),
                         extra={"turns_per_second": run.turns_per_second, "seconds": run.seconds,
-                               "compile_seconds": run.compile_seconds, "turns": run.turns})
+                               "compile_seconds": run.compile_seconds, "turns": run.turns,
+                               "builder_from": builder_from})
         say(f"== {name}: {run.turns:,} turns in {run.seconds:.1f}s ({run.compile_seconds:.1f}s first chunk, "
             f"compiling included): {run.turns_per_second:,.0f} turns/s of the whole loop; saved {out / name}")
         runs[name] = run
@@ -223,9 +254,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         teams = pipeline.load_runs(Path(args.load))
     else:
         (out / "config.json").write_text(json.dumps(
-            {"preset": args.preset, "configs": {k: v.to_dict() for k, v in configs.items()}}, indent=1) + "\n")
+            {"preset": args.preset, "configs": {k: v.to_dict() for k, v in configs.items()},
+             "builder_from": args.builder_from}, indent=1) + "\n")
         started = time.perf_counter()
-        runs = train_all(configs, out, args.chunk)
+        runs = train_all(configs, out, args.chunk, args.builder_from)
         say(f"training done in {time.perf_counter() - started:.1f}s")
         if not runs:
             return 1

@@ -222,6 +222,73 @@ def test_director_entropy_and_learning_rate_apply_to_the_directors_alone():
     assert director < 1e-7 and builder > 1e-4, (director, builder)
 
 
+def test_a_frozen_builder_stays_put_and_takes_no_part_in_the_clip():
+    """``builder_lr=0``: the builder's parameters do not move over updates, the directors' do, and the
+    directors' step is the one a config whose builder had no gradient at all would take (the frozen
+    builder's gradient is dropped before the global-norm clip, so it does not shrink theirs)."""
+    from craft_env.jax.team.ppo import Team, optimiser
+
+    game = mock_game(scripted=True)
+    cfg = TeamConfig(num_envs=16, rollout=4, updates=2, hidden=16, memory=1, minibatches=1, seeds=(0,),
+                     builder_lr=0.0, max_grad_norm=1e-3)
+    team = Team(game, cfg)
+    start = team.init(jax.random.PRNGKey(5))
+    after, _ = jax.jit(team.update)(start)
+    after, _ = jax.jit(team.update)(after)
+    for name, value in checkpoint.flatten({"builder": start.params["builder"]}).items():
+        np.testing.assert_array_equal(checkpoint.flatten({"builder": after.params["builder"]})[name], value)
+    change = jax.tree_util.tree_map(lambda a, b: float(jnp.abs(a - b).max()), after.params, start.params)
+    assert max(jax.tree_util.tree_leaves(change["director"])) > 1e-5
+
+    grads = jax.tree_util.tree_map(jnp.ones_like, start.params)
+    without = {**grads, "builder": jax.tree_util.tree_map(jnp.zeros_like, grads["builder"])}
+    frozen_tx, plain_tx = optimiser(cfg), optimiser(cfg.replace(builder_lr=None, director_lr=cfg.lr))
+    frozen, _ = frozen_tx.update(grads, frozen_tx.init(start.params), start.params)
+    plain, _ = plain_tx.update(without, plain_tx.init(start.params), start.params)
+    for name in ("director", "critic"):
+        for got, want in zip(jax.tree_util.tree_leaves(frozen[name]), jax.tree_util.tree_leaves(plain[name])):
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    assert all(float(jnp.abs(leaf).max()) == 0.0 for leaf in jax.tree_util.tree_leaves(frozen["builder"]))
+    for bad in (-1e-3, float("inf"), "0"):
+        with pytest.raises(ValueError, match="builder_lr: must be None or a number >= 0"):
+            TeamConfig(builder_lr=bad)
+    with pytest.raises(ValueError, match="builder_lr: only for a learned builder, got builder='listener'"):
+        TeamConfig(builder="listener", builder_lr=0.0)
+
+
+def test_a_run_starts_from_a_saved_builder_and_critic(tmp_path):
+    """``checkpoint.networks_from`` takes the saved team's builder and critic, seed by seed (seed ``s``
+    from its seed ``s``, whatever the order), and ``train(start=...)`` begins from them; with
+    ``builder_lr=0`` the trained run ends with that builder. Another width, a missing seed or a
+    network the run lacks is refused by name."""
+    from craft_env.jax.team.train import train
+
+    game = mock_game(scripted=True)
+    shapes = pol.shapes_of(game)
+    saved_cfg = TeamConfig(hidden=16, memory=1, seeds=(0, 1, 2), num_envs=8, rollout=2, minibatches=1)
+    stacked = [pol.init_params(jax.random.PRNGKey(seed), shapes, saved_cfg) for seed in (10, 11, 12)]
+    params = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *stacked)
+    checkpoint.save(tmp_path / "saved", params, saved_cfg, shapes)
+
+    cfg = saved_cfg.replace(seeds=(2, 0), updates=2, builder_lr=0.0, script_prior=8.0, speaker_prior=0.0)
+    start = checkpoint.networks_from(tmp_path / "saved", ("builder", "critic"), cfg, shapes)
+    assert sorted(start) == ["builder", "critic"]
+    for name in ("builder", "critic"):
+        for got, want in zip(jax.tree_util.tree_leaves(start[name]), jax.tree_util.tree_leaves(params[name])):
+            np.testing.assert_array_equal(got, np.asarray(want)[[2, 0]])
+    run = train(game, cfg, chunk=2, start=start)
+    for got, want in zip(jax.tree_util.tree_leaves(run.params["builder"]),
+                         jax.tree_util.tree_leaves(start["builder"])):
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+    with pytest.raises(ValueError, match="no seed 3 in that run \\(its seeds: 0, 1, 2\\)"):
+        checkpoint.networks_from(tmp_path / "saved", ("builder",), cfg.replace(seeds=(3,)), shapes)
+    with pytest.raises(ValueError, match="parameter 'builder/h1/b' is \\(16,\\), this config needs \\(8,\\)"):
+        checkpoint.networks_from(tmp_path / "saved", ("builder",), cfg.replace(hidden=8), shapes)
+    with pytest.raises(ValueError, match="network 'builder_critic' is not in both"):
+        checkpoint.networks_from(tmp_path / "saved", ("builder_critic",), cfg, shapes)
+
+
 def test_scripted_start_trains_with_the_scripted_intent_in_the_directors_input():
     """In training the scripted intent is a director input: the rollout's intents are mostly the
     scripted ones from the first update (sampling may stray from them), the batch keeps them, and the
@@ -376,6 +443,15 @@ def test_cli_refuses_bad_arguments_in_one_line_and_writes_nothing(tmp_path, caps
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["train_team.py: error: --updates: must be a positive int, got 0"]
     assert not out.exists()
+    for argv, message in (
+            (["--builder-from", str(tmp_path)], f"--builder-from: no saved team (team.json) in {tmp_path}"),
+            (["--builder-from", str(tmp_path), "--load", str(tmp_path)],
+             "--builder-from: only when training (not with --load or --baselines-only)")):
+        with pytest.raises(SystemExit) as raised:
+            main(["--preset", "ci", "--out", str(out), *argv])
+        assert raised.value.code == 2
+        assert capsys.readouterr().err.strip().splitlines() == [f"train_team.py: error: {message}"]
+    assert not out.exists()
 
 
 @pytest.fixture(scope="module")
@@ -396,6 +472,20 @@ def test_ci_team_beats_the_random_team_on_the_held_out_structures(ci_run):
         team = rows[f"team seed {seed}"]
         assert team["games"] == 200
         assert team["progress"] > 3 * random_team, (seed, team["progress"], random_team)
+
+
+def test_cli_builder_from_starts_the_directors_on_the_saved_builder(ci_run, tmp_path):
+    """``--builder-from``: ``team-best-response`` trains on the saved team's builder and critic, keeps
+    that builder frozen, and its saved run says where the builder came from."""
+    out, _ = ci_run
+    main = load_cli().main
+    assert main(["--preset", "ci", "--configs", "team-best-response", "--updates", "2", "--eval-seeds", "1",
+                 "--builder-from", str(out / "team"), "--out", str(tmp_path / "br")]) == 0
+    params, cfg, _, extra = checkpoint.load(tmp_path / "br" / "team-best-response")
+    saved, _, _, _ = checkpoint.load(out / "team")
+    assert cfg.builder_lr == 0.0 and extra["builder_from"] == str(out / "team")
+    for name, value in checkpoint.flatten({"builder": saved["builder"]}).items():
+        np.testing.assert_array_equal(checkpoint.flatten({"builder": params["builder"]})[name], value)
 
 
 def test_the_table_holds_the_walls_only_oracle_between_the_listener_and_the_oracle(ci_run):

@@ -72,6 +72,34 @@ def load(directory: str | os.PathLike) -> tuple[dict, TeamConfig, pol.Shapes, di
     return jax.tree_util.tree_unflatten(treedef, leaves), cfg, shapes, meta.get("extra", {})
 
 
+def networks_from(directory: str | os.PathLike, names: tuple[str, ...], cfg: TeamConfig, shapes: pol.Shapes
+                  ) -> dict:
+    """``{name: that network of the saved team, stacked over cfg's seeds}``: the start of a run that goes
+    on from another (``train.train``'s ``start``); seed ``s`` of ``cfg`` takes the saved team's seed ``s``.
+
+    A network the saved team lacks, a leaf whose shape ``cfg`` does not give it, or a seed it was not
+    trained with is a ``ValueError`` naming it."""
+    params, saved_cfg, _, _ = load(directory)
+    template = jax.eval_shape(lambda: pol.init_params(jax.random.PRNGKey(0), shapes, cfg))
+    missing = [seed for seed in cfg.seeds if seed not in saved_cfg.seeds]
+    if missing:
+        raise ValueError(f"{directory}: no seed {missing[0]} in that run (its seeds: "
+                         f"{', '.join(map(str, saved_cfg.seeds))})")
+    rows = np.asarray([saved_cfg.seeds.index(seed) for seed in cfg.seeds])
+    out = {}
+    for name in names:
+        if name not in params or name not in template:
+            raise ValueError(f"{directory}: network {name!r} is not in both that run and this config")
+        saved = flatten({name: params[name]})
+        for path, leaf in jax.tree_util.tree_flatten_with_path({name: template[name]})[0]:
+            key = _leaf_name(path)
+            if key not in saved or saved[key].shape[1:] != leaf.shape:
+                found = saved[key].shape[1:] if key in saved else "nothing"
+                raise ValueError(f"{directory}: parameter {key!r} is {found}, this config needs {leaf.shape}")
+        out[name] = jax.tree_util.tree_map(lambda leaf: np.asarray(leaf)[rows], params[name])
+    return out
+
+
 def seed_params(params, index: int):
     """One seed's parameters out of the stacked ones."""
     return jax.tree_util.tree_map(lambda leaf: leaf[index], params)

@@ -69,6 +69,10 @@ class TeamConfig:
     lr: float = 5e-4
     #: The director network's learning rate, when it differs from ``lr`` (None: the same).
     director_lr: float | None = None
+    #: The builder network's learning rate, when it differs from ``lr`` (None: the same). 0 freezes it: its
+    #: gradient is dropped before the clip, so the directors learn to speak to a builder that stays as it
+    #: started (``train.train``'s ``start``: a trained one), a stationary listener.
+    builder_lr: float | None = None
     wide_scale: float = 20.0
     hidden: int = 256
     gamma: float = 0.0
@@ -109,6 +113,10 @@ class TeamConfig:
                 raise ValueError(f"{name}: must be {either}a number >= 0, got {value!r}")
         if self.director_lr is not None and (not _number(self.director_lr) or self.director_lr <= 0):
             raise ValueError(f"director_lr: must be None or a number > 0, got {self.director_lr!r}")
+        if self.builder_lr is not None and (not _number(self.builder_lr) or self.builder_lr < 0):
+            raise ValueError(f"builder_lr: must be None or a number >= 0, got {self.builder_lr!r}")
+        if self.builder_lr is not None and self.builder != "learned":
+            raise ValueError(f"builder_lr: only for a learned builder, got builder={self.builder!r}")
         for name in ("imitate", "script_pull", "script_prior"):
             if getattr(self, name) and self.directors != "learned":
                 raise ValueError(

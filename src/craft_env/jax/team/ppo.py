@@ -72,15 +72,24 @@ class Batch(NamedTuple):
 
 
 def optimiser(cfg: TeamConfig) -> optax.GradientTransformation:
-    """Adam after clipping the global gradient norm; with ``director_lr`` the director network has its own
-    learning rate (one clip over every network still)."""
-    if cfg.director_lr is None:
-        adam = optax.adam(cfg.lr, eps=1e-5)
-    else:
-        adam = optax.multi_transform(
-            {"director": optax.adam(cfg.director_lr, eps=1e-5), "other": optax.adam(cfg.lr, eps=1e-5)},
-            lambda params: {name: "director" if name == "director" else "other" for name in params})
-    return optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), adam)
+    """Adam after clipping the global gradient norm; with ``director_lr`` or ``builder_lr`` that network has
+    its own learning rate (one clip over every learning network still). ``builder_lr=0`` freezes the builder:
+    its gradient is set to zero before the clip, so it neither moves nor shrinks the others' steps."""
+    rates = {"director": cfg.director_lr, "builder": cfg.builder_lr}
+    if all(rate is None for rate in rates.values()):
+        return optax.chain(optax.clip_by_global_norm(cfg.max_grad_norm), optax.adam(cfg.lr, eps=1e-5))
+    adams = {name: optax.set_to_zero() if rate == 0 else optax.adam(rate, eps=1e-5)
+             for name, rate in rates.items() if rate is not None}
+    adams["other"] = optax.adam(cfg.lr, eps=1e-5)
+
+    def labels(params):
+        return {name: name if name in adams else "other" for name in params}
+
+    def frozen(params):
+        return {name: name == "builder" and cfg.builder_lr == 0 for name in params}
+
+    clip = optax.clip_by_global_norm(cfg.max_grad_norm)
+    return optax.chain(optax.masked(optax.set_to_zero(), frozen), clip, optax.multi_transform(adams, labels))
 
 
 class Team:
@@ -105,6 +114,11 @@ class Team:
         env_state = self.v_reset(jax.random.split(k_env, cfg.num_envs))
         memory = jnp.zeros((cfg.num_envs, cfg.memory, shapes.memory_width), jnp.float32)
         return Runner(params, self.tx.init(params), env_state, memory, k_run, jnp.zeros((), jnp.int32))
+
+    def restart(self, runner: Runner, networks: dict) -> Runner:
+        """``runner`` with ``networks`` (``{name: parameters}``) in place of its own; a fresh optimiser."""
+        params = {**runner.params, **networks}
+        return runner._replace(params=params, opt_state=self.tx.init(params))
 
     # ------------------------------------------------------------------ acting
 

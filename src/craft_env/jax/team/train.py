@@ -49,8 +49,13 @@ class Run:
     _first_chunk_turns: int = 0
 
 
-def train(game, cfg: TeamConfig, chunk: int = 10, report: Callable[[str], None] | None = None) -> Run:
-    """Train every seed of ``cfg`` (see the module docstring); ``report`` gets the curve lines."""
+def train(game, cfg: TeamConfig, chunk: int = 10, report: Callable[[str], None] | None = None,
+          start: dict | None = None) -> Run:
+    """Train every seed of ``cfg`` (see the module docstring); ``report`` gets the curve lines.
+
+    ``start``: ``{network: its parameters stacked over cfg's seeds}`` (``checkpoint.networks_from``) that
+    replace those networks' fresh ones before the first update, e.g. a trained builder and critic that
+    the directors then learn to speak to (``builder_lr=0`` keeps that builder as it is)."""
     team = Team(game, cfg)
     # Every call the same size: a last, shorter chunk would compile the whole loop a second time.
     chunk = max(size for size in range(1, min(chunk, cfg.updates) + 1) if cfg.updates % size == 0)
@@ -58,6 +63,10 @@ def train(game, cfg: TeamConfig, chunk: int = 10, report: Callable[[str], None] 
     # under vmap) took minutes on CPU, and running it eagerly one op at a time a minute and a half.
     init = jax.jit(team.init)
     runners = [init(jax.random.PRNGKey(seed)) for seed in cfg.seeds]
+    if start:
+        runners = [team.restart(runner, {name: jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf[k]), tree)
+                                         for name, tree in start.items()})
+                   for k, runner in enumerate(runners)]
     runner = jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *runners)
     step = jax.jit(jax.vmap(team.train_chunk, in_axes=(0, None)), static_argnums=1)
     curves: dict[str, list[np.ndarray]] = {key: [] for key in CURVE_KEYS}
