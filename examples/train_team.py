@@ -84,6 +84,7 @@ CONFIGS = {
                            "builder_lr": 0.0},
     "directors+listener": {"builder": "listener"},
     "scripted+builder": {"directors": "scripted"},
+    "scripted+builder-memory4": {"directors": "scripted", "memory": 4},
 }
 
 

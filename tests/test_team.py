@@ -434,6 +434,18 @@ def test_every_config_is_a_valid_team_config_in_every_preset():
     assert imitating["team-imitate-only"].imitation_updates == 99
 
 
+def test_every_config_with_scripted_directors_may_be_the_reference():
+    """The reference is chosen among the trained builders of every config whose directors are scripted
+    (``scripted+builder-memory4`` too) and ``train_builder.py``'s, never among learned directors."""
+    from craft_env.jax.team.pipeline import TORCH_BUILDER, untalking
+
+    teams = {"team": (None, TeamConfig()),
+             "scripted+builder-memory4": (None, TeamConfig(directors="scripted")),
+             "directors+listener": (None, TeamConfig(builder="listener")),
+             "scripted+builder": (None, TeamConfig(directors="scripted"))}
+    assert untalking(teams) == ["scripted+builder-memory4", "scripted+builder", TORCH_BUILDER]
+
+
 def test_cli_refuses_bad_arguments_in_one_line_and_writes_nothing(tmp_path, capsys):
     main = load_cli().main
     out = tmp_path / "out"

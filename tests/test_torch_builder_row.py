@@ -112,15 +112,15 @@ def test_the_row_equals_train_builders_own_evaluation_on_the_same_games(tmp_path
 
 def test_the_row_is_the_reference_when_it_is_the_best_team_that_does_not_learn_to_talk(trained, trainer):
     """``pipeline._reference`` picks among the listener and the trained builders."""
-    from craft_env.jax.team.pipeline import TORCH_BUILDER, _reference
+    from craft_env.jax.team.pipeline import _reference
 
     listener = play("scripted + listener", "scripted", "listener", seeds=1)
     model, saved = trainer.load_builder(trained[0][0])
     policy = trainer.greedy_policy(model, saved["layout"]["noop"])
     row = play("train_builder.py builder seed 0", "scripted", policy, seeds=1)
     better = type(row)(row.name, row.progress + 1.0, row.completion, row.turns, row.structures)
-    assert _reference([listener], {TORCH_BUILDER: [row]}).name == "scripted + listener"
-    assert _reference([listener], {TORCH_BUILDER: [better]}).name == row.name
+    assert _reference([listener], [[row]]).name == "scripted + listener"
+    assert _reference([listener], [[better]]).name == row.name
 
 
 def test_train_team_runs_without_torch_and_says_how_to_install_it_when_asked_for_a_torch_builder(tmp_path,

@@ -109,7 +109,7 @@ def evaluate_all(teams: dict, out: Path, seeds: int, say: Callable[[str], None] 
         say(f"{TORCH_BUILDER}: evaluated")
     rows.append(play_walls_oracle(WALLS_ORACLE, seeds))
     rows.append(play(*ORACLE, seeds))
-    reference = _reference(baselines, groups)
+    reference = _reference(baselines, [groups.get(name, []) for name in untalking(teams)])
     lines = [f"Reference: {reference.name}", ""] + report.table(rows, reference) + [""] + report.seed_spread(groups)
     (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "speech.md").write_text("\n".join(speech) + "\n", encoding="utf-8")
@@ -121,9 +121,16 @@ def evaluate_all(teams: dict, out: Path, seeds: int, say: Callable[[str], None] 
     return lines
 
 
-def _reference(baselines: list, groups: dict):
+def untalking(teams: dict) -> list[str]:
+    """The groups of trained builders with the scripted directors, the reference's candidates: every
+    config of ``teams`` (``{name: (params, cfg)}``) whose directors are scripted, and ``TORCH_BUILDER``."""
+    return [name for name, (_, cfg) in teams.items() if cfg.directors == "scripted"] + [TORCH_BUILDER]
+
+
+def _reference(baselines: list, trained: list[list]):
     """The best team that does not learn to talk: the listener, or the best seed of a trained builder with
-    the scripted directors (``scripted+builder``, or ``train_builder.py``'s)."""
+    the scripted directors (``trained``: the seeds of every config with scripted directors, such as
+    ``scripted+builder``, and of ``train_builder.py``'s)."""
     candidates = [g for g in baselines if g.name == "scripted + listener"]
-    candidates += groups.get("scripted+builder", []) + groups.get(TORCH_BUILDER, [])
+    candidates += [games for seeds in trained for games in seeds]
     return max(candidates, key=lambda g: float(np.mean(g.progress)))
