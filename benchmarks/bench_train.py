@@ -26,7 +26,14 @@ baseline: its games per second and turns per second. Then:
   ratio to K=1; then the same rows with ``turn_records=False`` (no run-log
   records in ``info``, most of what the caller unpacks per step). A row
   says "pinned" when its workers were pinned to cores (``train.workers``,
-  "Pinning": two workers on a 2-core machine are). The
+  "Pinning": two workers on a 2-core machine are). Beside them, in the same
+  rounds, the same split without the pipe and the caller (``alone_steps``):
+  the same games dealt out the same way, each share played in a process of
+  its own, and its ratio to one such process; the workers' ratio falls
+  short of it by what the pipe and the caller cost. It can pass K: a
+  process that holds fewer games plays each step faster (a smaller heap:
+  docs/train.md, "Measured"), and processes that share nothing still slow
+  each other on a shared machine. The
   workers are started, and a first reset is played, before the clock
   starts (start-up is not a per-step cost), and each
   timing starts after a full garbage collection; the replies are
@@ -54,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import multiprocessing
 import os
 import re
 import resource
@@ -69,6 +77,11 @@ from craft_env.eval.logs.games import read_games, run_dir
 from craft_env.eval.run.runner import run_benchmark
 from craft_env.eval.run.settings import RunSettings
 from craft_env.train.export import TRAIN_NAME, export_training_data
+
+try:
+    from craft_env.train.workers import usable_cores, worker_cores
+except ImportError:  # a version without workers (PYTHONPATH at an older checkout): nothing is pinned
+    usable_cores = worker_cores = None
 
 CANDIDATE = re.compile(r"^1\. (.+)$", re.MULTILINE)
 
@@ -158,6 +171,52 @@ def worker_steps(games: int, num_envs: int, workers: int, records: bool = True) 
         pinned = sum(core is not None for core in getattr(env, "cores", []))
     figures = {"steps": steps, "wall": wall, "parent": parent, "replies": replying, "workers": spent}
     return {**figures, "critical": critical, "pinned": pinned}
+
+
+def _play_alone(first_game: int, count: int, games: int, num_envs: int, core, start, answer) -> None:
+    """One process of ``alone_steps``: its ``count`` games of every batch of ``num_envs``, in this process
+    (pinned to ``core`` unless None), from when ``start`` (a barrier) opens; sends ``steps``."""
+    if core is not None:
+        os.sched_setaffinity(0, {core})
+    steps = 0
+    with craft_env.text_env(num_envs=count) as env:
+        env.reset(seed=games)
+        start.wait()
+        for first in range(0, games - games % num_envs, num_envs):
+            observations, _ = env.reset(seed=first + first_game)
+            while any(o is not None for o in observations):
+                replies = [None if o is None else first_candidate(o) for o in observations]
+                steps += sum(reply is not None for reply in replies)
+                observations, *_ = env.step(replies)
+    answer.send(steps)
+
+
+def alone_steps(games: int, num_envs: int, processes: int) -> dict[str, float]:
+    """The machine's own scaling, the ceiling of the workers' rows: the same games, each batch of
+    ``num_envs`` dealt out as ``text_env(workers=processes)`` deals it, but each share played by a
+    process of its own with no pipe and no caller (pinned as those workers are). ``steps`` and ``wall``
+    seconds, from the moment all have set up until the last is done."""
+    context = multiprocessing.get_context("spawn")
+    start = context.Barrier(processes + 1)
+    share, extra = divmod(num_envs, processes)
+    cores = worker_cores(processes, usable_cores()) if worker_cores else [None] * processes
+    children, ends, first = [], [], 0
+    for number in range(processes):
+        count = share + (number < extra)
+        mine, theirs = context.Pipe(duplex=False)
+        child = context.Process(target=_play_alone, args=(first, count, games, num_envs, cores[number], start,
+                                                          theirs))
+        child.start()
+        children.append(child)
+        ends.append(mine)
+        first += count
+    start.wait()
+    wall = time.perf_counter()
+    steps = sum(end.recv() for end in ends)
+    wall = time.perf_counter() - wall
+    for child in children:
+        child.join()
+    return {"steps": steps, "wall": wall}
 
 
 def median_of(values) -> float | None:
@@ -282,6 +341,7 @@ def main() -> None:
         counts = [int(k) for k in args.workers.split(",")]
         keys = [(k, True) for k in counts] + [(k, False) for k in counts]
         timings: dict[tuple[int, bool], list[dict[str, float]]] = {}
+        ceiling: dict[int, list[dict[str, float]]] = {}
         for _ in range(args.repeat):  # rounds: every row once per round, so drift hits all rows alike
             for workers, records in list(keys):
                 try:
@@ -295,6 +355,9 @@ def main() -> None:
                 measured = workers == 0 or critical > 0  # a version without cpu_seconds: not
                 timing["bound"] = timing["steps"] / (parent + critical) if measured else None
                 timings.setdefault((workers, records), []).append(timing)
+            for processes in sorted({k for k in counts if k > 0}):
+                alone = alone_steps(args.worker_games, args.worker_envs, processes)
+                ceiling.setdefault(processes, []).append(alone)
         rows = {key: {name: median_of(t[name] for t in timings[key]) for name in timings[key][0]}
                 for key in keys}
         for workers, records in keys:
@@ -315,6 +378,14 @@ def main() -> None:
                 f"{row['parent'] / steps * 1e6:.0f} | {row['workers'] / steps * 1e6:.0f} | {bound_text} | "
                 f"{bound_ratio} |"
             )
+        print("\n| the same games, each share in a process of its own (no pipe, no caller) | steps | "
+              "wall s | steps/s | x 1 process (per round: median, range) |")
+        print("|---|---|---|---|---|")
+        for processes, alone in sorted(ceiling.items()):
+            steps, wall = alone[0]["steps"], statistics.median(t["wall"] for t in alone)
+            pairs = list(zip(alone, ceiling.get(1, [])))
+            ratio = ratio_text([one["wall"] / mine["wall"] for mine, one in pairs]) if pairs else ""
+            print(f"| {processes} process(es) | {steps:,} | {wall:.2f} | {steps / wall:,.0f} | {ratio} |")
         replies = statistics.median(row["replies"] / row["steps"] for row in rows.values()) if rows else 0.0
         print(
             "\n(CPU-bound: steps over the parent's CPU time plus, per call, the busiest worker's: the rate "
