@@ -15,10 +15,9 @@ import pytest
 from parse_timing import LINEAR_LIMIT, PARSE_MEMOS, growth
 
 import craft_env.text
-
-from craft_env.text.replies import builder_action, parse_director_reply
 from craft_env.core.intents import intent_table
 from craft_env.text import parse_builder_reply, parse_director_message, parse_move, text_to_intent
+from craft_env.text.replies import builder_action, parse_director_reply
 
 D1 = intent_table("D1", 3, 3)
 

@@ -267,8 +267,8 @@ class Team:
 
             def minibatch(carry, idx):
                 params, opt_state = carry
-                take = lambda x: jnp.take(x, idx, axis=1)
-                parts = jax.tree_util.tree_map(take, (batch, d_adv, d_ret, b_adv, b_ret))
+                parts = jax.tree_util.tree_map(lambda x: jnp.take(x, idx, axis=1),
+                                               (batch, d_adv, d_ret, b_adv, b_ret))
                 (_, metrics), grads = grad_fn(params, *parts, imitating)
                 updates, opt_state = self.tx.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), metrics
