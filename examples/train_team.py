@@ -82,6 +82,8 @@ CONFIGS = {
     # The scripted start speaking to a frozen builder: give it a trained one with --builder-from.
     "team-best-response": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
                            "builder_lr": 0.0},
+    "team-best-response-greedy": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
+                                  "builder_lr": 0.0, "greedy_builder": True},
     "directors+listener": {"builder": "listener"},
     "scripted+builder": {"directors": "scripted"},
     "scripted+builder-memory4": {"directors": "scripted", "memory": 4},

@@ -256,6 +256,32 @@ def test_a_frozen_builder_stays_put_and_takes_no_part_in_the_clip():
         TeamConfig(builder="listener", builder_lr=0.0)
 
 
+def test_a_greedy_frozen_builder_plays_its_most_likely_move_in_training():
+    """``greedy_builder``: every builder move of a rollout is the argmax of its masked logits (what the
+    evaluation plays), where the sampling builder strays from it; it needs ``builder_lr=0``."""
+    from craft_env.jax.team.ppo import Team
+
+    game = mock_game(scripted=True)
+    cfg = TeamConfig(num_envs=32, rollout=4, updates=2, hidden=16, memory=1, minibatches=1, seeds=(0,),
+                     builder_lr=0.0, prior=0.5)
+
+    def agreement(config):
+        team = Team(game, config)
+        runner = team.init(jax.random.PRNGKey(3))
+        _, batch, _ = team.rollout(runner)
+        x = pol.builder_inputs(team.shapes, batch.b_obs, batch.memory, batch.b_heard)
+        logits = pol.builder_logits(runner.params, config, x, batch.b_mask.astype(bool))
+        return float((np.asarray(jnp.argmax(logits, -1)) == np.asarray(batch.b_act)).mean())
+
+    assert agreement(cfg.replace(greedy_builder=True)) == 1.0
+    assert agreement(cfg) < 0.9
+    with pytest.raises(ValueError, match="greedy_builder: only with a frozen builder \\(builder_lr=0\\), got "
+                                         "builder_lr=None"):
+        TeamConfig(greedy_builder=True)
+    with pytest.raises(ValueError, match="greedy_builder: expected True or False, got 1"):
+        TeamConfig(greedy_builder=1, builder_lr=0.0)
+
+
 def test_a_run_starts_from_a_saved_builder_and_critic(tmp_path):
     """``checkpoint.networks_from`` takes the saved team's builder and critic, seed by seed (seed ``s``
     from its seed ``s``, whatever the order), and ``train(start=...)`` begins from them; with

@@ -73,6 +73,10 @@ class TeamConfig:
     #: gradient is dropped before the clip, so the directors learn to speak to a builder that stays as it
     #: started (``train.train``'s ``start``: a trained one), a stationary listener.
     builder_lr: float | None = None
+    #: The builder plays its most likely move in training too, as every builder does in evaluation, so the
+    #: directors learn to speak to the builder that will be evaluated, and a turn's reward no longer carries
+    #: the builder's sampling. Only with ``builder_lr=0`` (a greedy builder that learned would not explore).
+    greedy_builder: bool = False
     wide_scale: float = 20.0
     hidden: int = 256
     gamma: float = 0.0
@@ -115,6 +119,11 @@ class TeamConfig:
             raise ValueError(f"director_lr: must be None or a number > 0, got {self.director_lr!r}")
         if self.builder_lr is not None and (not _number(self.builder_lr) or self.builder_lr < 0):
             raise ValueError(f"builder_lr: must be None or a number >= 0, got {self.builder_lr!r}")
+        if not isinstance(self.greedy_builder, bool):
+            raise ValueError(f"greedy_builder: expected True or False, got {self.greedy_builder!r}")
+        if self.greedy_builder and self.builder_lr != 0:
+            raise ValueError(f"greedy_builder: only with a frozen builder (builder_lr=0), got builder_lr="
+                             f"{self.builder_lr!r}")
         if self.builder_lr is not None and self.builder != "learned":
             raise ValueError(f"builder_lr: only for a learned builder, got builder={self.builder!r}")
         for name in ("imitate", "script_pull", "script_prior"):

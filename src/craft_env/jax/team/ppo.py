@@ -162,7 +162,7 @@ class Team:
             logits = pol.listener_logits(heard, b_mask)
         else:
             logits = pol.builder_logits(params, cfg, x, b_mask)
-        action = jax.random.categorical(key, logits)
+        action = jnp.argmax(logits, axis=-1) if cfg.greedy_builder else jax.random.categorical(key, logits)
         return action, nets.log_prob_entropy(logits, action)[0], value, heard
 
     def imitating(self, runner: Runner) -> jnp.ndarray:
