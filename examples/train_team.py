@@ -215,11 +215,14 @@ def train_all(configs, out: Path, chunk: int, builder_from: str | None = None):
     for name, cfg in configs.items():
         game = jax_game(max_turns=cfg.max_turns, reward=cfg.reward)
         say(f"== {name}: {len(cfg.seeds)} seed(s) x {cfg.updates} updates x {cfg.turns_per_update:,} turns")
-        try:
-            start = None
-            if builder_from is not None:
+        start = None
+        if builder_from is not None:
+            try:
                 start = checkpoint.networks_from(builder_from, started_networks(cfg), cfg, shapes_of(game))
-                say(f"== {name}: {', '.join(start)} from {builder_from}")
+            except ValueError as error:  # the saved team does not fit this config: nothing can train from it
+                raise SystemExit(_usage(f"--builder-from: {error}")) from None
+            say(f"== {name}: {', '.join(start)} from {builder_from}")
+        try:
             run = train(game, cfg, chunk=chunk, report=say, start=start)
         except Exception:  # noqa: BLE001 - one config's fault costs that config only
             say(f"== {name}: training failed\n" + traceback.format_exc())

@@ -512,9 +512,10 @@ def test_ci_team_beats_the_random_team_on_the_held_out_structures(ci_run):
         assert team["progress"] > 3 * random_team, (seed, team["progress"], random_team)
 
 
-def test_cli_builder_from_starts_the_directors_on_the_saved_builder(ci_run, tmp_path):
+def test_cli_builder_from_starts_the_directors_on_the_saved_builder(ci_run, tmp_path, capsys):
     """``--builder-from``: ``team-best-response`` trains on the saved team's builder and critic, keeps
-    that builder frozen, and its saved run says where the builder came from."""
+    that builder frozen, and its saved run says where the builder came from; a saved team of another
+    width stops the command before any training, naming the parameter."""
     out, _ = ci_run
     main = load_cli().main
     assert main(["--preset", "ci", "--configs", "team-best-response", "--updates", "2", "--eval-seeds", "1",
@@ -524,6 +525,13 @@ def test_cli_builder_from_starts_the_directors_on_the_saved_builder(ci_run, tmp_
     assert cfg.builder_lr == 0.0 and extra["builder_from"] == str(out / "team")
     for name, value in checkpoint.flatten({"builder": saved["builder"]}).items():
         np.testing.assert_array_equal(checkpoint.flatten({"builder": params["builder"]})[name], value)
+    with pytest.raises(SystemExit) as raised:
+        main(["--preset", "ci", "--configs", "team-best-response", "--hidden", "32", "--builder-from",
+              str(out / "team"), "--out", str(tmp_path / "narrow")])
+    assert raised.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"train_team.py: error: --builder-from: {out / 'team'}: parameter 'builder/h1/b' is (64,), "
+        "this config needs (32,)")
 
 
 def test_the_table_holds_the_walls_only_oracle_between_the_listener_and_the_oracle(ci_run):
