@@ -192,10 +192,10 @@ def _play_alone(first_game: int, count: int, games: int, num_envs: int, core, st
 
 
 def alone_steps(games: int, num_envs: int, processes: int) -> dict[str, float]:
-    """The machine's own scaling, the ceiling of the workers' rows: the same games, each batch of
-    ``num_envs`` dealt out as ``text_env(workers=processes)`` deals it, but each share played by a
-    process of its own with no pipe and no caller (pinned as those workers are). ``steps`` and ``wall``
-    seconds, from the moment all have set up until the last is done."""
+    """The workers' rows without the pipe and the caller: the same games, each batch of ``num_envs``
+    dealt out as ``text_env(workers=processes)`` deals it, but each share played by a process of its
+    own (pinned as those workers are; the module docstring says why its ratio can pass K). ``steps``
+    and ``wall`` seconds, from the moment all have set up until the last is done."""
     context = multiprocessing.get_context("spawn")
     start = context.Barrier(processes + 1)
     share, extra = divmod(num_envs, processes)

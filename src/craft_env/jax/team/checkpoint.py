@@ -60,16 +60,25 @@ def load(directory: str | os.PathLike) -> tuple[dict, TeamConfig, pol.Shapes, di
     with np.load(directory / "team.npz") as stored:
         arrays = {name: stored[name] for name in stored.files}
     paths, treedef = jax.tree_util.tree_flatten_with_path(template)
-    leaves = []
+    misfit = _first_misfit(arrays, paths)
+    if misfit is not None:
+        name, found, needed = misfit
+        if found is None:
+            raise ValueError(f"team.npz: missing parameter {name!r}")
+        raise ValueError(f"team.npz: parameter {name!r} has shape {found}, the config needs {needed}")
+    leaves = [arrays[_leaf_name(path)] for path, _ in paths]
+    return jax.tree_util.tree_unflatten(treedef, leaves), cfg, shapes, meta.get("extra", {})
+
+
+def _first_misfit(arrays: dict[str, np.ndarray], paths) -> tuple[str, tuple | None, tuple] | None:
+    """The first leaf of ``paths`` (a template's ``tree_flatten_with_path``) that ``arrays`` (stacked over
+    seeds, by leaf name) lacks or holds in another shape: ``(name, its shape or None, the needed shape)``."""
     for path, leaf in paths:
         name = _leaf_name(path)
-        if name not in arrays:
-            raise ValueError(f"team.npz: missing parameter {name!r}")
-        if arrays[name].shape[1:] != leaf.shape:
-            raise ValueError(f"team.npz: parameter {name!r} has shape {arrays[name].shape[1:]}, "
-                             f"the config needs {leaf.shape}")
-        leaves.append(arrays[name])
-    return jax.tree_util.tree_unflatten(treedef, leaves), cfg, shapes, meta.get("extra", {})
+        found = arrays[name].shape[1:] if name in arrays else None
+        if found != leaf.shape:
+            return name, found, leaf.shape
+    return None
 
 
 def networks_from(directory: str | os.PathLike, names: tuple[str, ...], cfg: TeamConfig, shapes: pol.Shapes
@@ -90,12 +99,12 @@ def networks_from(directory: str | os.PathLike, names: tuple[str, ...], cfg: Tea
     for name in names:
         if name not in params or name not in template:
             raise ValueError(f"{directory}: network {name!r} is not in both that run and this config")
-        saved = flatten({name: params[name]})
-        for path, leaf in jax.tree_util.tree_flatten_with_path({name: template[name]})[0]:
-            key = _leaf_name(path)
-            if key not in saved or saved[key].shape[1:] != leaf.shape:
-                found = saved[key].shape[1:] if key in saved else "nothing"
-                raise ValueError(f"{directory}: parameter {key!r} is {found}, this config needs {leaf.shape}")
+        misfit = _first_misfit(flatten({name: params[name]}),
+                               jax.tree_util.tree_flatten_with_path({name: template[name]})[0])
+        if misfit is not None:
+            key, found, needed = misfit
+            found = "nothing" if found is None else found
+            raise ValueError(f"{directory}: parameter {key!r} is {found}, this config needs {needed}")
         out[name] = jax.tree_util.tree_map(lambda leaf: np.asarray(leaf)[rows], params[name])
     return out
 

@@ -86,10 +86,12 @@ def optimiser(cfg: TeamConfig) -> optax.GradientTransformation:
         return {name: name if name in adams else "other" for name in params}
 
     def frozen(params):
-        return {name: name == "builder" and cfg.builder_lr == 0 for name in params}
+        return {name: name == "builder" for name in params}
 
-    clip = optax.clip_by_global_norm(cfg.max_grad_norm)
-    return optax.chain(optax.masked(optax.set_to_zero(), frozen), clip, optax.multi_transform(adams, labels))
+    steps = [optax.clip_by_global_norm(cfg.max_grad_norm), optax.multi_transform(adams, labels)]
+    if cfg.builder_lr == 0:  # dropped before the clip, not only after it
+        steps.insert(0, optax.masked(optax.set_to_zero(), frozen))
+    return optax.chain(*steps)
 
 
 class Team:
