@@ -9,6 +9,8 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import craft_env
 from craft_env.train import workers as workers_module
@@ -200,6 +202,15 @@ class Flag(int):
     """An int subclass: marshal refuses it, so the message goes by pickle and keeps the type."""
 
 
+def _types(value):
+    """``value``'s type, and those of everything it holds."""
+    if isinstance(value, dict):
+        return (type(value), [(_types(k), _types(v)) for k, v in value.items()])
+    if isinstance(value, (list, tuple)):
+        return (type(value), [_types(v) for v in value])
+    return type(value)
+
+
 @pytest.mark.parametrize(
     "message",
     [
@@ -210,12 +221,35 @@ class Flag(int):
     ],
 )
 def test_messages_come_back_equal_and_of_the_same_types(message):
-    def types(value):
-        if isinstance(value, dict):
-            return (type(value), [(types(k), types(v)) for k, v in value.items()])
-        if isinstance(value, (list, tuple)):
-            return (type(value), [types(v) for v in value])
-        return type(value)
-
     back = _unpack(_pack(message))
-    assert back == message and types(back) == types(message)
+    assert back == message and _types(back) == _types(message)
+
+
+#: Values a message may hold: the built-in types, numpy scalars and a subclass of int, nested in lists,
+#: tuples and dicts.
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(),
+    st.binary(max_size=8),
+    st.integers(-(2**63), 2**63 - 1).map(np.int64),
+    st.floats(allow_nan=False).map(np.float64),
+    st.integers(0, 9).map(Flag),
+)
+_MESSAGES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+
+@given(_MESSAGES)
+def test_any_message_comes_back_equal_and_of_the_same_types(message):
+    back = _unpack(_pack(message))
+    assert back == message and _types(back) == _types(message)
