@@ -199,7 +199,7 @@ def test_bad_worker_arguments_fail_before_any_process_starts(options, message):
 
 
 class Flag(int):
-    """An int subclass: marshal refuses it, so the message goes by pickle and keeps the type."""
+    """An int subclass: a message that holds one must come back holding the subclass, not a plain int."""
 
 
 def _types(value):
