@@ -84,6 +84,16 @@ CONFIGS = {
                            "builder_lr": 0.0},
     "team-best-response-greedy": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
                                   "builder_lr": 0.0, "greedy_builder": True},
+    # Each director credited with the difference its own intent made (replays of the builder's phase).
+    "team-best-response-counterfactual": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
+                                          "builder_lr": 0.0, "director_credit": "counterfactual"},
+    # The same credit over later turns too: each replay valued by the central critic after its move.
+    "team-best-response-counterfactual-future": {"script_prior": 8.0, "speaker_prior": 0.0,
+                                                 "director_entropy": 0.0, "builder_lr": 0.0,
+                                                 "director_credit": "counterfactual", "gamma": 0.9},
+    "team-scripted-start-counterfactual": {"script_prior": 8.0, "speaker_prior": 0.0, "director_entropy": 0.0,
+                                           "director_credit": "counterfactual"},
+    "team-counterfactual": {"director_credit": "counterfactual"},
     "directors+listener": {"builder": "listener"},
     "scripted+builder": {"directors": "scripted"},
     "scripted+builder-memory4": {"directors": "scripted", "memory": 4},

@@ -54,7 +54,7 @@ class Pair:
         key = (self.env.n, self.env.height, self.env.seats)
         if key not in Pair.compiled:
             Pair.compiled[key] = _compile(self.env)
-        self.reset_fn, self.directors_fn, self.builder_fn, self.view_fn = Pair.compiled[key]
+        self.reset_fn, self.directors_fn, self.builder_fn, self.view_fn, self.score_fn = Pair.compiled[key]
 
     def reset(self, seed: int):
         obs, _ = self.venv.reset(seed=seed)
@@ -86,7 +86,18 @@ def _compile(env):
     def initial(params, states):
         return view(env.with_params(params), states)
 
-    return jax.jit(reset, static_argnums=3), jax.jit(directors), jax.jit(builder), jax.jit(initial)
+    def scored(params, states, actions):
+        """``move_outcome``: the reward, done and the world state after the move, played on a copy."""
+        e = env.with_params(params)
+
+        def one(state, action):
+            reward, after, done = e.move_outcome(state, action)
+            return reward, done, e.world_state(after)
+
+        return jax.vmap(one)(states, actions)
+
+    return (jax.jit(reset, static_argnums=3), jax.jit(directors), jax.jit(builder), jax.jit(initial),
+            jax.jit(scored))
 
 
 def _equal(what: str, numba_value, jax_value) -> None:
@@ -141,6 +152,8 @@ def play(pair: Pair, seed: int, turns: int, policy: str = "random") -> int:
         params = pair.env.params
         pair.state, first = pair.directors_fn(params, pair.state, jnp.asarray(intents, jnp.int32))
         state_after_directors = pair.state
+        scored = pair.score_fn(params, pair.state, jnp.asarray(actions, jnp.int32))
+        scored = jax.tree_util.tree_map(np.asarray, scored)
         pair.state, second = pair.builder_fn(params, pair.state, jnp.asarray(actions, jnp.int32))
         first, second = jax.tree_util.tree_map(np.asarray, (first, second))
         # The director phase.
@@ -158,6 +171,10 @@ def play(pair: Pair, seed: int, turns: int, policy: str = "random") -> int:
         obs, masks, world, rewards, dones, infos = second
         where = f"turn {turn}, builder"
         _equal(f"{where}: rewards", vrewards, rewards)
+        _equal(f"{where}: move_outcome's reward (the move played on a copy)", vrewards, scored[0])
+        _equal(f"{where}: move_outcome's done", vterm | vtrunc, scored[1])
+        going_on = ~(vterm | vtrunc)
+        _equal(f"{where}: move_outcome's world state, the next turn's", world[going_on], scored[2][going_on])
         _equal(f"{where}: terminations", vterm, infos["terminated"])
         _equal(f"{where}: truncations", vtrunc, infos["truncated"])
         _equal(f"{where}: dones", vterm | vtrunc, dones["__all__"])

@@ -1,5 +1,6 @@
 """The team trainer's training steps (``craft_env.jax.team.ppo``): per-seat losses and learning rates, a frozen
-builder, runs started from a saved builder, the scripted start, imitation and the followed credit.
+builder, runs started from a saved builder, the scripted start, imitation and the followed credit
+(the counterfactual credit: ``tests/test_team_credit.py``).
 
 Apart from ``tests/test_team.py`` so that ``pytest -n 2 --dist loadfile`` (README.md) gives the two
 files' small trainings to two workers."""
@@ -274,5 +275,4 @@ def test_followed_credit_keeps_the_advantage_of_the_directors_whose_move_was_pla
     np.testing.assert_allclose(np.asarray(credited[0]), np.asarray(d_adv) * want)
     for got, same in zip(credited[1:], (d_ret, b_adv, b_ret)):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(same))
-    with pytest.raises(ValueError, match="director_credit: expected one of team, followed, got 'seat'"):
-        TeamConfig(director_credit="seat")
+

@@ -266,6 +266,16 @@ class CraftJaxEnv:
         infos = self._infos(spoken, jnp.ones_like(spoken, bool), move, extra)
         return self._outputs(following, reward, terminated | truncated, infos)
 
+    def move_outcome(self, state: State, action: jax.Array) -> tuple[jax.Array, State, jax.Array]:
+        """``(reward, state after, done)`` of the builder phase's ``action`` in ``state``, the move played on
+        a copy: ``step_builder``'s reward and done, for what-if questions of a trainer's credit assignment
+        (``team.ppo``'s counterfactual director credit) at the cost of one move. The state after is the
+        next turn's as far as ``world_state`` reads it (board, target, no intents yet, turn); its speaking
+        slots and moves are not drawn, and an ended episode is not replaced."""
+        played, _, reward, done = game.play(state, jnp.asarray(action), self.tables, self.params,
+                                            self.oracle_tables)
+        return reward, game.turn_cleared(played), done
+
     # ------------------------------------------------------------------ batches (leading axis)
 
     def step_directors_batch(self, states: State, intents: jax.Array):

@@ -282,8 +282,13 @@ def begin_turn(state: State, t: Tables, params: Params, ot: oracle.OracleTables)
     candidates = jnp.zeros(t.kind.shape[0] + 1, bool).at[jnp.where(chosen, items, t.kind.shape[0])].set(True)
     candidates = candidates[:-1].at[t.noop].set(True)
     mask = jnp.where(params.oracle_n == 0, legal, candidates)
-    return state._replace(order=_order(state, t, params), optimal=optimal, builder_mask=mask,
-                          spoken=jnp.full_like(state.spoken, -1), phase=jnp.int32(PHASE_DIRECTORS))
+    return turn_cleared(state)._replace(order=_order(state, t, params), optimal=optimal, builder_mask=mask)
+
+
+def turn_cleared(state: State) -> State:
+    """``state`` with the last turn's intents cleared and the directors to speak: what a new turn starts
+    from before its speaking slots and moves are drawn (``begin_turn``)."""
+    return state._replace(spoken=jnp.full_like(state.spoken, -1), phase=jnp.int32(PHASE_DIRECTORS))
 
 
 def fresh_episode(env_seed: U64, episode: jax.Array, target: jax.Array, t: Tables, params: Params,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 DIRECTOR_MODES = ("learned", "scripted")
 BUILDER_MODES = ("learned", "listener")
 CRITICS = ("central", "independent")
-CREDITS = ("team", "followed")
+CREDITS = ("team", "followed", "counterfactual")
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,15 @@ class TeamConfig:
     #: Which directors a turn's advantage is credited to: ``team``, all three (each is paid the team
     #: reward); ``followed``, only those whose intent named the move the builder played (the others'
     #: advantage is 0 that turn: less noise, but a signal that works other than by being followed
-    #: is never reinforced).
+    #: is never reinforced); ``counterfactual``, each director's own difference (``team.ppo``): the turn's
+    #: return less the mean of ``counterfactuals`` replays of the builder's phase in which that director
+    #: alone says another intent drawn from its policy (the other two, the state and the builder's random
+    #: draw held fixed), each the replayed move's reward plus ``gamma`` times the critic's value after it,
+    #: so what it did not choose cancels out. Needs a game that scores a move without playing it
+    #: (``TurnGame.move_outcome``), and with ``gamma > 0`` the central critic.
     director_credit: str = "team"
+    #: The replays per director and turn of ``director_credit="counterfactual"``.
+    counterfactuals: int = 4
     #: The builder may not pass while training (a safe local optimum otherwise); it may at evaluation.
     mask_pass: bool = True
     num_envs: int = 256
@@ -100,7 +107,7 @@ class TeamConfig:
                 raise ValueError(f"{name}: expected one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         if self.directors == "scripted" and self.builder == "listener":
             raise ValueError("directors, builder: with scripted directors and the listener nobody learns")
-        for name in ("num_envs", "rollout", "updates", "epochs", "minibatches", "hidden"):
+        for name in ("num_envs", "rollout", "updates", "epochs", "minibatches", "hidden", "counterfactuals"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}: must be a positive int, got {value!r}")
@@ -130,6 +137,12 @@ class TeamConfig:
             if getattr(self, name) and self.directors != "learned":
                 raise ValueError(
                     f"{name}: only for learned directors, got directors={self.directors!r}")
+        if self.director_credit == "counterfactual" and self.directors != "learned":
+            raise ValueError(f"director_credit: 'counterfactual' only for learned directors, got directors="
+                             f"{self.directors!r}")
+        if self.director_credit == "counterfactual" and self.gamma != 0 and self.critic != "central":
+            raise ValueError(f"director_credit: 'counterfactual' with gamma > 0 values the replays with the "
+                             f"central critic, got critic={self.critic!r}")
         if not self.seeds:
             raise ValueError("seeds: give at least one seed")
 

@@ -10,6 +10,9 @@ The trainer needs, per env (it ``vmap``s over envs and seeds itself):
 * ``step_builder(key, state, action) -> (state, reward, done, progress, completion)``: the turn ends;
   an ended episode restarts at once (``progress``/``completion`` are the finished board's)
 * ``scripted(state) -> intents (seats,)``: the scripted directors' intents (``core.scripted``), or ``None``
+* ``move_outcome(state, action) -> (reward, world, done)``: in a builder-phase state, what ``action``
+  would earn, the world state after it and whether the episode would end, with nothing played (for the
+  counterfactual credit, ``TeamConfig.director_credit``), or ``None``
 
 ``world`` is the global state of ``vector_env().state()`` (``core.observation``), for the centralized
 critic. ``meaning[k, i]`` is the builder action intent ``i`` of seat ``k`` names (-1 for none;
@@ -56,7 +59,7 @@ class TurnGame:
     builder: Callable[..., Any]
     step_builder: Callable[..., Any]
     scripted: Callable[..., Any] | None = None
-
+    move_outcome: Callable[..., Any] | None = None
 
 
 def intent_actions(seats: tuple[str, ...] = DEFAULT_SEATS, n: int = 3, height: int = 3) -> np.ndarray:
@@ -97,11 +100,15 @@ def jax_game(**config: Any) -> TurnGame:
         obs, masks, _ = directors(state)
         return scripted_intents(obs, masks, walls, env.n, env.height)
 
+    def move_outcome(state, action):
+        reward, played, done = env.move_outcome(state, action)
+        return reward, env.world_state(played), done
+
     return TurnGame(
         seats=tuple(env.seats), n=env.n, height=env.height, director_dim=env.director_dim,
         builder_dim=env.builder_dim, state_dim=env.state_dim, num_intents=env.num_intents,
         num_actions=env.num_actions, noop=env.noop, meaning=intent_actions(tuple(env.seats), env.n, env.height),
         intents_offset=intents_offset(env.n, env.height), reset=lambda key: env.reset(key)[1],
         directors=directors, step_directors=lambda key, state, intents: env.step_directors(state, intents)[1],
-        builder=builder, step_builder=step_builder, scripted=scripted,
+        builder=builder, step_builder=step_builder, scripted=scripted, move_outcome=move_outcome,
     )

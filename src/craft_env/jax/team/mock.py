@@ -59,10 +59,15 @@ def mock_game(moves: int = 6, turns: int = 2, scripted: bool = False) -> TurnGam
         after = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), fresh, after)
         return after, reward, done, hits / turns, hits / turns
 
+    def move_outcome(state, action):
+        turn = state["turn"] + 1
+        reward = (action == state["target"]).astype(jnp.float32)
+        return reward, world({**state, "turn": turn}), turn >= turns
+
     def say_what_is_seen(state):
         return jnp.where(seeing(state) > 0, state["target"] + 1, 0)
 
     meaning = np.stack([np.concatenate([[-1], np.arange(moves)]) for _ in SEATS]).astype(np.int32)
     return TurnGame(SEATS, 3, 3, moves + seats, block + 1, moves + block + 1, intents, actions, moves, meaning, 0,
                     reset, directors, step_directors, builder, step_builder,
-                    say_what_is_seen if scripted else None)
+                    say_what_is_seen if scripted else None, move_outcome)

@@ -18,6 +18,21 @@ afterwards (``TeamConfig``; docs/rl.md, "Imitation start"). With
 ``script_prior`` the scripted intent is one more input of each director
 (docs/rl.md, "Scripted start").
 
+With ``director_credit="counterfactual"`` each turn also replays its
+builder phase ``counterfactuals`` times per director: that director's
+intent is replaced by one drawn afresh from its policy, the others' kept,
+the builder's observation rebuilt by the game and its move drawn with the
+same random key (the same Gumbel noise, so an intent that changes nothing
+changes no move), and the move scored without being played
+(``TurnGame.move_outcome``): its reward, plus ``gamma`` times the central
+critic's value of the world after it (the memory with the replayed
+intents) unless the episode would end. The mean of those is the
+director's baseline, in place of the critic's value of the turn: its
+advantage is the team's GAE advantage plus that value less the baseline,
+and with ``gamma=0`` the turn's reward less the mean replayed reward. It is
+the difference its own choice made (a counterfactual baseline, as COMA's,
+with the game answering the what-if instead of a critic of joint actions).
+
 ``train_chunk`` runs ``chunk`` updates of one seed; ``Trainer`` ``vmap``s
 it over seeds and ``jit``s it once, so the host only sees a chunk's
 metrics (the learning curve) between calls.
@@ -56,6 +71,7 @@ class Batch(NamedTuple):
     d_script: jnp.ndarray  # what the scripted directors say (zeros unless the config uses them)
     d_logp: jnp.ndarray
     d_val: jnp.ndarray
+    d_base: jnp.ndarray  # (T, E, seats): the counterfactual baselines (zeros unless the credit uses them)
     b_obs: jnp.ndarray
     b_mask: jnp.ndarray
     b_heard: jnp.ndarray
@@ -108,6 +124,10 @@ class Team:
         self.v_builder = jax.vmap(game.builder)
         self.v_step_builder = jax.vmap(game.step_builder)
         self.v_scripted = jax.vmap(game.scripted) if game.scripted is not None else None
+        self.v_move_outcome = jax.vmap(game.move_outcome) if game.move_outcome is not None else None
+        if cfg.director_credit == "counterfactual" and self.v_move_outcome is None:
+            raise ValueError("director_credit: 'counterfactual' needs a game that scores a move without "
+                             "playing it (TurnGame.move_outcome)")
 
     def init(self, key) -> Runner:
         cfg, shapes = self.cfg, self.shapes
@@ -143,17 +163,18 @@ class Team:
         return pol.director_inputs(self.shapes, d_obs, memory, shown), script
 
     def _directors_act(self, params, key, d_obs, d_mask, world, memory, env_state, imitating):
-        """``(intents, the scripted intents or zeros, log-probabilities, values)`` of the director phase."""
+        """``(intents, the scripted intents or zeros, log-probabilities, values, logits or None)`` of the
+        director phase (no logits for scripted directors)."""
         cfg = self.cfg
         x, script = self._director_inputs(d_obs, memory, env_state)
         value = pol.director_values(params, cfg, self.shapes, x, world, memory)
         if cfg.directors == "scripted":
-            return script, script, jnp.zeros(script.shape, jnp.float32), value
+            return script, script, jnp.zeros(script.shape, jnp.float32), value, None
         logits = pol.director_logits(params, cfg, x, d_mask)
         intents = jax.random.categorical(key, logits)
         if cfg.imitate:
             intents = jnp.where(imitating, script, intents)
-        return intents, script, nets.log_prob_entropy(logits, intents)[0], value
+        return intents, script, nets.log_prob_entropy(logits, intents)[0], value, logits
 
     def _builder_act(self, params, key, b_obs, b_mask, world, memory):
         cfg = self.cfg
@@ -171,21 +192,54 @@ class Team:
         """Whether this update's directors imitate the scripted ones (``TeamConfig.imitate``)."""
         return runner.update < self.cfg.imitation_updates
 
+    def _counterfactual_baselines(self, params, key, step_keys, before, intents, logits, k_b, world, memory):
+        """float32 ``(E, seats)``: per director, the mean return of ``counterfactuals`` replays of this
+        turn's builder phase in which it alone says an intent drawn afresh from its policy (``logits``): the
+        replayed move's reward plus ``gamma`` times the central critic's value after it (none where the
+        episode would end). ``before`` is the director-phase state; the builder draws with this turn's key
+        ``k_b``."""
+        seats, draws = self.shapes.seats, self.cfg.counterfactuals
+        alternatives = jax.random.categorical(key, logits, shape=(draws, *logits.shape[:-1]))  # (M, E, seats)
+        own = jnp.eye(seats, dtype=bool)[:, None, None, :]  # (seats, 1, 1, seats): which director changes
+        variants = jnp.where(own, alternatives[None], intents[None, None])  # (seats, M, E, seats)
+
+        def reward_of(said):
+            state = self.v_step_directors(step_keys, before, said)
+            b_obs, b_mask, _ = self.v_builder(state)
+            b_mask = pol.training_builder_mask(self.shapes, self.cfg, b_mask)
+            action = self._builder_act(params, k_b, b_obs, b_mask, world, memory)[0]
+            reward, after, done = self.v_move_outcome(state, action)
+            if not self.cfg.gamma:
+                return reward
+            following = pol.push_memory(memory, pol.spoken_block(self.shapes, b_obs), done)
+            value = pol.central_value(params, self.shapes, after, following, 0.0)
+            return reward + self.cfg.gamma * (1.0 - done.astype(jnp.float32)) * value
+
+        returns = jax.vmap(jax.vmap(reward_of))(variants)  # (seats, M, E)
+        return returns.mean(1).T.astype(jnp.float32)
+
     def _turn(self, params, imitating, carry, _):
         env_state, memory, key = carry
         key, k_d, k_dstep, k_b, k_bstep = jax.random.split(key, 5)
         num = self.cfg.num_envs
         d_obs, d_mask, world_d = self.v_directors(env_state)
-        intents, script, d_logp, d_val = self._directors_act(
+        intents, script, d_logp, d_val, d_logits = self._directors_act(
             params, k_d, d_obs, d_mask, world_d, memory, env_state, imitating)
-        env_state = self.v_step_directors(jax.random.split(k_dstep, num), env_state, intents)
+        before, step_keys = env_state, jax.random.split(k_dstep, num)
+        env_state = self.v_step_directors(step_keys, env_state, intents)
         b_obs, b_mask, world_b = self.v_builder(env_state)
         b_mask = pol.training_builder_mask(self.shapes, self.cfg, b_mask)
         action, b_logp, b_val, heard = self._builder_act(params, k_b, b_obs, b_mask, world_b, memory)
+        if self.cfg.director_credit == "counterfactual":
+            k_cf = jax.random.fold_in(k_d, 1)  # a key of its own; every other config's draws stay as they were
+            d_base = self._counterfactual_baselines(params, k_cf, step_keys, before, intents, d_logits, k_b,
+                                                    world_b, memory)
+        else:
+            d_base = jnp.zeros(intents.shape, jnp.float32)
         env_state, reward, done, progress, completion = self.v_step_builder(
             jax.random.split(k_bstep, num), env_state, action)
         new_memory = pol.push_memory(memory, pol.spoken_block(self.shapes, b_obs), done)
-        step = Batch(d_obs, d_mask.astype(jnp.int8), intents, script, d_logp, d_val, b_obs,
+        step = Batch(d_obs, d_mask.astype(jnp.int8), intents, script, d_logp, d_val, d_base, b_obs,
                      b_mask.astype(jnp.int8), heard, action, b_logp, b_val, world_d, world_b, memory,
                      reward.astype(jnp.float32), done, progress, completion)
         return (env_state, new_memory, key), step
@@ -224,6 +278,11 @@ class Team:
         b_adv, b_ret = gae(batch.b_val, next_d.mean(-1), batch.reward, alive)
         if cfg.director_credit == "followed":
             d_adv = d_adv * followed(batch)
+        elif cfg.director_credit == "counterfactual":  # the turn's own value replaced by the replays' mean
+            if cfg.gamma:
+                d_adv = d_adv + batch.d_val - batch.d_base
+            else:  # d_adv + d_val is the reward: said so, exactly (an intent that changed nothing gets 0)
+                d_adv = batch.reward[..., None] - batch.d_base
         return d_adv, d_ret, b_adv, b_ret
 
     def loss(self, params, batch: Batch, d_adv, d_ret, b_adv, b_ret, imitating=False):
