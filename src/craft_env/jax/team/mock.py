@@ -49,20 +49,20 @@ def mock_game(moves: int = 6, turns: int = 2, scripted: bool = False) -> TurnGam
         obs = jnp.concatenate([jax.nn.one_hot(state["spoken"], intents).reshape(-1), state["turn"][None] / turns])
         return obs, jnp.ones((actions,), jnp.int8), world(state)
 
-    def step_builder(key, state, action):
+    def play(state, action):
+        """The state after ``action`` (an ended episode not yet replaced), its reward and whether it ended."""
         reward = (action == state["target"]).astype(jnp.float32)
-        hits = state["hits"] + reward
         turn = state["turn"] + 1
-        done = turn >= turns
-        fresh = reset(key)
-        after = {**state, "turn": turn, "hits": hits}
-        after = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), fresh, after)
-        return after, reward, done, hits / turns, hits / turns
+        return {**state, "turn": turn, "hits": state["hits"] + reward}, reward, turn >= turns
+
+    def step_builder(key, state, action):
+        played, reward, done = play(state, action)
+        after = jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), reset(key), played)
+        return after, reward, done, played["hits"] / turns, played["hits"] / turns
 
     def move_outcome(state, action):
-        turn = state["turn"] + 1
-        reward = (action == state["target"]).astype(jnp.float32)
-        return reward, world({**state, "turn": turn}), turn >= turns
+        played, reward, done = play(state, action)
+        return reward, world(played), done
 
     def say_what_is_seen(state):
         return jnp.where(seeing(state) > 0, state["target"] + 1, 0)
